@@ -1,0 +1,22 @@
+# lockzoo: make test runs everything CI runs; make redis-image builds the
+# local Redis image for the docker test backend; make example runs the quick
+# start against a Redis node the test harness starts.
+GO ?= go
+
+.PHONY: test fmt-check vet redis-image example
+
+test: fmt-check vet
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+redis-image:
+	bash scripts/redis-image.sh
+
+example:
+	$(GO) test -count=1 -v -run TestQuickStart ./examples/quickstart/

@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// CheckPool returns an error wrapping strategy.ErrInvalidConfig when pool is
+// nil. name is the field or argument to name in the message.
+func CheckPool(pool strategy.Pool, name string) error {
+	if pool == nil || isNilPointer(pool) {
+		return fmt.Errorf("%w: %s is nil", strategy.ErrInvalidConfig, name)
+	}
+	return nil
+}
+
+// isNilPointer reports a typed nil, such as a nil *redis.Pool stored in the
+// interface.
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// WithConn gets a connection from pool, bounded by ctx, runs fn on it and
+// returns the connection to the pool. fn must bound its own commands with
+// ctx (redis.DoContext).
+//
+// When ctx ended before the call finished, the error wraps ctx.Err() too:
+// the read deadline redigo derives from ctx can fire a moment before ctx
+// reports done, and callers match on ctx.Err().
+func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) error {
+	conn, err := pool.GetContext(ctx)
+	if err != nil {
+		return withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+	}
+	defer conn.Close()
+	return withCtxErr(ctx, fn(conn))
+}
+
+// withCtxErr adds ctx.Err() to a non-nil err that does not carry it yet.
+func withCtxErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	cerr := ctx.Err()
+	if cerr == nil {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			cerr = context.DeadlineExceeded
+		}
+	}
+	if cerr == nil || errors.Is(err, cerr) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", cerr, err)
+}
+
+// Do runs one command on a connection from pool, bounded by ctx: the
+// connection wait, the write and the read all end when ctx does.
+func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, error) {
+	var reply any
+	err := WithConn(ctx, pool, func(c redis.Conn) error {
+		var err error
+		reply, err = redis.DoContext(c, ctx, cmd, args...)
+		return err
+	})
+	return reply, err
+}
+
+// Eval runs script on a connection from pool with EVALSHA, falling back to
+// EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx.
+func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAndArgs ...any) (any, error) {
+	var reply any
+	err := WithConn(ctx, pool, func(c redis.Conn) error {
+		var err error
+		reply, err = script.DoContext(ctx, c, keysAndArgs...)
+		return err
+	})
+	return reply, err
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Lease is a held lock. Extend and Unlock may be called concurrently; they
+// run one at a time. After Unlock (successful or not) the lease is spent and
+// further calls return ErrNotHeld without touching Redis.
+type Lease struct {
+	l     *Locker
+	key   string // as the caller named it
+	fence uint64
+
+	rkey string
+
+	// op serialises Extend and Unlock; a channel rather than a mutex so that
+	// waiting for it honours ctx.
+	op chan struct{}
+
+	mu       sync.Mutex // guards the fields below
+	value    string
+	deadline time.Time
+	spent    bool
+}
+
+var _ strategy.Lease = (*Lease)(nil)
+
+func newLease(l *Locker, key, rkey, token string, start time.Time, g Grant) *Lease {
+	validity := g.Validity
+	if validity == 0 {
+		validity = l.cfg.TTL
+	}
+	value := g.Value
+	if value == "" {
+		value = token
+	}
+	return &Lease{
+		l: l, key: key, fence: g.Fence,
+		op: make(chan struct{}, 1), rkey: rkey, value: value,
+		deadline: start.Add(validity),
+	}
+}
+
+// Key returns the key as the caller named it.
+func (s *Lease) Key() string { return s.key }
+
+// Token returns the value this holder wrote to Redis.
+func (s *Lease) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.value
+}
+
+// Fence returns the fencing token, 0 where the technique issues none.
+func (s *Lease) Fence() uint64 { return s.fence }
+
+// Deadline returns the local time after which the holder must assume it
+// lost the lock.
+func (s *Lease) Deadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deadline
+}
+
+// Extend sets the lock's remaining lifetime to ttl (zero means the Locker's
+// TTL) and moves Deadline. Errors wrap strategy.ErrNotHeld when the lock was
+// lost or released, strategy.ErrUnsupported where the technique cannot
+// extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL, and the
+// Redis failure otherwise.
+func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	ttl, err := s.l.ttlOrDefault(ttl)
+	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.end()
+	h, spent := s.snapshot()
+	if spent {
+		return s.notHeld("extend", "lease already released")
+	}
+	if err := fault.At(ctx, fault.ExtendBefore); err != nil {
+		return err
+	}
+	start := time.Now()
+	g, err := s.l.tech.Extend(ctx, h, ttl)
+	if err != nil {
+		return fmt.Errorf("lockzoo: %s: extend %q: %w", s.l.props.Name, s.key, err)
+	}
+	validity := g.Validity
+	if validity == 0 {
+		validity = ttl
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g.Value != "" {
+		s.value = g.Value
+	}
+	s.deadline = start.Add(validity)
+	return nil
+}
+
+// Unlock releases the lock. Errors wrap strategy.ErrNotHeld when the lock
+// was no longer ours, and the Redis failure otherwise. The lease is spent
+// afterwards either way.
+func (s *Lease) Unlock(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.end()
+	h, spent := s.snapshot()
+	if spent {
+		return s.notHeld("unlock", "lease already released")
+	}
+	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.spent = true
+	s.mu.Unlock()
+	if err := s.l.tech.Release(ctx, h); err != nil {
+		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
+	}
+	return nil
+}
+
+// snapshot returns what Release and Extend need, and whether the lease is
+// spent.
+func (s *Lease) snapshot() (Held, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Held{Key: s.rkey, Value: s.value, Fence: s.fence}, s.spent
+}
+
+func (s *Lease) notHeld(op, why string) error {
+	return fmt.Errorf("lockzoo: %s: %s %q: %w: %s", s.l.props.Name, op, s.key, strategy.ErrNotHeld, why)
+}
+
+// begin waits for any Extend or Unlock in progress to finish, or for ctx.
+func (s *Lease) begin(ctx context.Context) error {
+	select {
+	case s.op <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("lockzoo: %s: lease %q busy: %w", s.l.props.Name, s.key, ctx.Err())
+	}
+}
+
+func (s *Lease) end() { <-s.op }

@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Attempt is one acquire attempt handed to a Technique.
+type Attempt struct {
+	Key   string        // the Redis key, prefix included
+	Token string        // the owner token drawn for this attempt
+	TTL   time.Duration // the lock lifetime asked for
+}
+
+// Grant is what a successful acquire or extend reports.
+type Grant struct {
+	// Value is what the holder wrote to Redis; empty means Attempt.Token.
+	Value string
+	// Fence is the fencing token, 0 where the technique issues none.
+	Fence uint64
+	// Validity is how long the lock is safe to use, counted from the moment
+	// just before the attempt was sent; zero means the TTL asked for.
+	Validity time.Duration
+}
+
+// Held identifies a lock a lease holds, for Release and Extend.
+type Held struct {
+	Key   string // the Redis key, prefix included
+	Value string // the value the holder wrote (the token, for most techniques)
+	Fence uint64
+}
+
+// Technique is the part of a lock that is specific to one technique: its
+// Redis commands. Methods are called concurrently.
+type Technique interface {
+	// Acquire makes one attempt. It returns an error wrapping
+	// strategy.ErrNotAcquired when the key is held, fault.ErrCrashed when a
+	// fault hook stopped it, and any other error for a Redis failure.
+	Acquire(ctx context.Context, a Attempt) (Grant, error)
+	// Release deletes the lock. It returns an error wrapping
+	// strategy.ErrNotHeld when the lock is not (or no longer seen as) h's.
+	Release(ctx context.Context, h Held) error
+	// Extend sets the lock's remaining lifetime to ttl. It returns the new
+	// Grant (Value empty means unchanged), or an error wrapping
+	// strategy.ErrNotHeld or strategy.ErrUnsupported.
+	Extend(ctx context.Context, h Held, ttl time.Duration) (Grant, error)
+}

@@ -1,0 +1,143 @@
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+)
+
+// Environment variables that steer the choice of backend and image.
+const (
+	envBackend = "LOCKZOO_REDIS_BACKEND"
+	envImage   = "LOCKZOO_REDIS_IMAGE"
+)
+
+// Backend names, as Node.Backend reports them and LOCKZOO_REDIS_BACKEND takes them.
+const (
+	backendDocker  = "docker"
+	backendProcess = "process"
+)
+
+// installHint tells a developer how to get any backend working.
+const installHint = "apt-get install redis-server, or start Docker and run `make redis-image`"
+
+// backend launches Redis servers of one kind.
+type backend interface {
+	// name is backendDocker or backendProcess.
+	name() string
+	// describe says what the backend runs, for the log line of Start.
+	describe() string
+	// launch starts a fresh server and returns once it answers PING.
+	// On error nothing is left running.
+	launch(spec serverSpec) (server, error)
+}
+
+// server is one running (or killed) Redis server of a backend. Its methods
+// are called from one goroutine at a time: the test's.
+type server interface {
+	// addr is "127.0.0.1:port", reachable from the host; it never changes.
+	addr() string
+	// peer is the host and port at which other servers of the same backend
+	// reach this one, for REPLICAOF.
+	peer() (host, port string)
+	// kill stops the server with SIGKILL and waits until it is gone.
+	// Killing a killed server does nothing.
+	kill() error
+	// start starts a killed server again on the same address and returns
+	// once it answers PING.
+	start() error
+	// pause freezes the server; resume thaws it.
+	pause() error
+	resume() error
+	// destroy thaws and kills the server and frees everything it holds.
+	destroy() error
+}
+
+// serverSpec is what a new server should be.
+type serverSpec struct {
+	persist bool
+	// replicaHost and replicaPort name the master, as returned by its peer
+	// method; both are empty for a master.
+	replicaHost, replicaPort string
+}
+
+// redisFlags returns the redis-server flags shared by both backends for a
+// server listening on port.
+func redisFlags(port string, spec serverSpec) []string {
+	flags := []string{
+		"--port", port,
+		"--protected-mode", "no",
+		"--save", "",
+		// A replica's initial sync starts at once instead of after 5 s.
+		"--repl-diskless-sync-delay", "0",
+	}
+	if spec.persist {
+		flags = append(flags, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		flags = append(flags, "--appendonly", "no")
+	}
+	if spec.replicaHost != "" {
+		flags = append(flags, "--replicaof", spec.replicaHost, spec.replicaPort)
+	}
+	return flags
+}
+
+// chooseBackend picks the backend for one Start call from the environment,
+// as the package documentation describes. testName labels docker containers;
+// dir returns a fresh directory for a process node.
+func chooseBackend(testName string, dir func() string) (backend, error) {
+	switch forced := os.Getenv(envBackend); forced {
+	case backendDocker:
+		b, err := newDockerBackend(testName, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", envBackend, forced, err)
+		}
+		return b, nil
+	case backendProcess:
+		b, err := newProcessBackend(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", envBackend, forced, err)
+		}
+		return b, nil
+	case "":
+	default:
+		return nil, fmt.Errorf("%s=%q: want %q or %q (or unset to choose automatically)",
+			envBackend, forced, backendDocker, backendProcess)
+	}
+
+	d, dockerErr := newDockerBackend(testName, false)
+	if dockerErr == nil {
+		return d, nil
+	}
+	p, processErr := newProcessBackend(dir)
+	if processErr == nil {
+		return p, nil
+	}
+	if errors.Is(dockerErr, errNoLocalImage) {
+		// An engine answers but has no image: pulling is the last resort.
+		return newDockerBackend(testName, true)
+	}
+	return nil, fmt.Errorf("no backend can run Redis: %s (docker: %v; process: %v)",
+		installHint, dockerErr, processErr)
+}
+
+// launchAttempts bounds how often a backend retries with another port when the
+// one it picked was taken before the server could bind it.
+const launchAttempts = 5
+
+// freePort returns a loopback TCP port that was free a moment ago: it listens
+// on 127.0.0.1:0 and closes the listener. Another program may take the port
+// before the caller binds it, so callers retry on a bind failure.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	return strconv.Itoa(port), nil
+}

@@ -1,0 +1,155 @@
+package redistest
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Node is one Redis server started by Start or Node.StartReplica, alive until
+// the end of the test that started it.
+//
+// Addr, Pool, Do and Backend may be called from any goroutine. The methods
+// that inject faults (Kill, Restart, Pause, Resume, StartReplica, Promote)
+// report failures with t.Fatalf on the testing.TB given to Start, so like
+// t.Fatalf they must be called from the test's goroutine.
+type Node struct {
+	t    testing.TB
+	be   backend
+	srv  server
+	spec serverSpec
+	addr string
+	pool *redis.Pool
+	// killedAt is when the latest Kill (or the kill inside Restart)
+	// completed; nil before the first one.
+	killedAt atomic.Pointer[time.Time]
+}
+
+// newNode wraps a running server and registers its teardown with t.Cleanup.
+func newNode(t testing.TB, be backend, srv server, spec serverSpec) *Node {
+	n := &Node{t: t, be: be, srv: srv, spec: spec, addr: srv.addr()}
+	n.pool = newPool(n.addr, n.lastKill)
+	t.Cleanup(n.cleanup)
+	return n
+}
+
+// Addr returns the node's "127.0.0.1:port" address. It stays the same across
+// Kill and Restart.
+func (n *Node) Addr() string { return n.addr }
+
+// Pool returns the node's connection pool, the same one on every call; it is
+// closed when the test ends. It never lends a connection last used before
+// the node's latest Kill, and it keeps the connections of a paused node.
+func (n *Node) Pool() *redis.Pool { return n.pool }
+
+// Backend returns "docker" or "process": where the node runs.
+func (n *Node) Backend() string { return n.be.name() }
+
+// Do sends one command on a new connection, closed afterwards, and returns
+// the reply. Dialing and the exchange together time out after 2 s. An error
+// reply is returned as a redis.Error.
+func (n *Node) Do(cmd string, args ...any) (any, error) {
+	return doTimed(doTimeout, n.addr, cmd, args...)
+}
+
+// lastKill returns when the latest kill completed, or the zero time.
+func (n *Node) lastKill() time.Time {
+	if k := n.killedAt.Load(); k != nil {
+		return *k
+	}
+	return time.Time{}
+}
+
+// markKilled records that the server has just been killed, so that the pool
+// drops every connection last used before now.
+func (n *Node) markKilled() {
+	now := time.Now()
+	n.killedAt.Store(&now)
+}
+
+// cleanup closes the pool and tears the server down.
+func (n *Node) cleanup() {
+	if err := n.pool.Close(); err != nil {
+		n.t.Errorf("redistest: close pool of %s: %v", n.addr, err)
+	}
+	if err := n.srv.destroy(); err != nil {
+		n.t.Errorf("redistest: tear down %s node %s: %v", n.be.name(), n.addr, err)
+	}
+}
+
+// Kill kills the node's server with SIGKILL (docker kill for a container)
+// and returns once it is gone: commands fail and the data held only in
+// memory is lost. Connections of the node's pool that were last used
+// before now are discarded when next borrowed. Killing a killed node does
+// nothing.
+func (n *Node) Kill() {
+	n.t.Helper()
+	if err := n.srv.kill(); err != nil {
+		n.t.Fatalf("redistest: Kill %s: %v", n.addr, err)
+	}
+	n.markKilled()
+}
+
+// Restart starts the node's server again on the same address, killing it
+// first if it still runs, and returns once it answers PING. The node comes
+// back empty, unless Start was given WithPersistence. A replica comes back as
+// a replica of the same master.
+func (n *Node) Restart() {
+	n.t.Helper()
+	n.Kill()
+	if err := n.srv.start(); err != nil {
+		n.t.Fatalf("redistest: Restart %s: %v", n.addr, err)
+	}
+}
+
+// Pause freezes the node's server (SIGSTOP, or docker pause): connections
+// stay open and new ones are accepted, but commands get no reply until
+// Resume. The node's pool keeps its connections.
+func (n *Node) Pause() {
+	n.t.Helper()
+	if err := n.srv.pause(); err != nil {
+		n.t.Fatalf("redistest: Pause %s: %v", n.addr, err)
+	}
+}
+
+// Resume thaws a paused node (SIGCONT, or docker unpause); the commands
+// sent meanwhile are then served.
+func (n *Node) Resume() {
+	n.t.Helper()
+	if err := n.srv.resume(); err != nil {
+		n.t.Fatalf("redistest: Resume %s: %v", n.addr, err)
+	}
+}
+
+// syncTimeout bounds the wait for a new replica's initial sync.
+const syncTimeout = 10 * time.Second
+
+// StartReplica starts a new node, on the same backend and with the same
+// options, that replicates n (REPLICAOF), and returns once its link to n is
+// up and the initial sync is done: it then holds everything written to n
+// before the call. The replica is torn down when the test ends.
+func (n *Node) StartReplica() *Node {
+	n.t.Helper()
+	host, port := n.srv.peer()
+	spec := serverSpec{persist: n.spec.persist, replicaHost: host, replicaPort: port}
+	srv, err := n.be.launch(spec)
+	if err != nil {
+		n.t.Fatalf("redistest: StartReplica of %s: %v", n.addr, err)
+	}
+	r := newNode(n.t, n.be, srv, spec)
+	if err := waitSynced(r.addr, syncTimeout); err != nil {
+		n.t.Fatalf("redistest: StartReplica of %s: replica %s: %v", n.addr, r.addr, err)
+	}
+	return r
+}
+
+// Promote turns the node into a master (REPLICAOF NO ONE): it keeps its data
+// and accepts writes.
+func (n *Node) Promote() {
+	n.t.Helper()
+	if _, err := n.Do("REPLICAOF", "NO", "ONE"); err != nil {
+		n.t.Fatalf("redistest: Promote %s: %v", n.addr, err)
+	}
+}

@@ -1,0 +1,122 @@
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Timeouts for talking to a node.
+const (
+	// doTimeout bounds Node.Do: dialing, writing and reading together.
+	doTimeout = 2 * time.Second
+	// readyTimeout bounds the wait for a started server to answer PING.
+	readyTimeout = 5 * time.Second
+	// readyPoll is the pause between two PINGs while waiting.
+	readyPoll = 10 * time.Millisecond
+	// probeTimeout bounds one PING while waiting.
+	probeTimeout = 250 * time.Millisecond
+)
+
+// errStaleConn is what the pool's TestOnBorrow returns for a connection that
+// was last used before the node was killed.
+var errStaleConn = errors.New("redistest: connection predates the node's last Kill")
+
+// newPool returns the pool of a node at addr. A connection last used before
+// killedAt() is discarded on borrow: it points at a dead server. Pause does
+// not change killedAt, so frozen connections stay in the pool.
+func newPool(addr string, killedAt func() time.Time) *redis.Pool {
+	return &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialContext(ctx, "tcp", addr, redis.DialConnectTimeout(time.Second))
+		},
+		TestOnBorrow: func(_ redis.Conn, lastUsed time.Time) error {
+			if lastUsed.Before(killedAt()) {
+				return errStaleConn
+			}
+			return nil
+		},
+		MaxIdle:     256,
+		MaxActive:   0,
+		IdleTimeout: time.Minute,
+		Wait:        false,
+	}
+}
+
+// do sends one command to addr on a new connection and closes it; ctx bounds
+// the whole exchange. A reply error is returned as the redis.Error it is.
+func do(ctx context.Context, addr, cmd string, args ...any) (any, error) {
+	c, err := redis.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("redistest: dial %s: %w", addr, err)
+	}
+	defer c.Close()
+	return redis.DoContext(c, ctx, cmd, args...)
+}
+
+// doTimed is do bounded by timeout.
+func doTimed(timeout time.Duration, addr, cmd string, args ...any) (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return do(ctx, addr, cmd, args...)
+}
+
+// waitReady polls addr with PING until it answers PONG, for at most timeout.
+// Between polls it asks alive, which returns an error once the server can no
+// longer come up (its process exited, say); waitReady then gives up at once.
+func waitReady(addr string, timeout time.Duration, alive func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		reply, err := redis.String(doTimed(probeTimeout, addr, "PING"))
+		if err == nil && reply == "PONG" {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("PING answered %q", reply)
+		}
+		if aerr := alive(); aerr != nil {
+			return fmt.Errorf("%w (last PING: %v)", aerr, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no PONG from %s within %v: %w", addr, timeout, err)
+		}
+		time.Sleep(readyPoll)
+	}
+}
+
+// waitSynced polls INFO replication of the replica at addr until its master
+// link is up and no sync is in progress.
+func waitSynced(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		info, err := redis.String(doTimed(probeTimeout, addr, "INFO", "replication"))
+		if err == nil && synced(info) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("not in sync with its master after %v: %w", timeout, err)
+			}
+			return fmt.Errorf("not in sync with its master after %v:\n%s", timeout, info)
+		}
+		time.Sleep(readyPoll)
+	}
+}
+
+// synced reports whether an INFO replication text shows a replica whose
+// link is up and whose initial sync is over.
+func synced(info string) bool {
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	return fields["role"] == "slave" &&
+		fields["master_link_status"] == "up" &&
+		fields["master_sync_in_progress"] == "0"
+}

@@ -1,0 +1,61 @@
+package luarelease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/internal/scripts"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// BenchmarkLockUnlock measures lua_release's uncontended Lock+Unlock.
+// Compare it with BenchmarkRawSetNXEvalsha from the same run.
+func BenchmarkLockUnlock(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		b.Fatalf("New() = %v, want nil", err)
+	}
+	locktest.BenchLockUnlock(b, l)
+}
+
+// BenchmarkRawSetNXEvalsha is the ceiling: the bare SET NX PX and EVALSHA
+// compare-and-delete, over the same kind of pool, with no library around
+// them.
+func BenchmarkRawSetNXEvalsha(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	pool := node.Pool()
+	release := scripts.CompareDelete()
+	locktest.BenchParallel(b, func(ctx context.Context, key string) error {
+		val := key // each goroutine has its own key, so the key is a unique token
+		c, err := pool.GetContext(ctx)
+		if err != nil {
+			return err
+		}
+		reply, err := redis.DoContext(c, ctx, "SET", key, val, "NX", "PX", 10000)
+		c.Close()
+		if err != nil {
+			return err
+		}
+		if reply == nil {
+			return errors.New("SET NX: key held")
+		}
+		c, err = pool.GetContext(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := redis.Int(release.DoContext(ctx, c, key, val))
+		c.Close()
+		if err == nil && n != 1 {
+			err = errors.New("EVALSHA: not released")
+		}
+		return err
+	})
+}

@@ -1,0 +1,104 @@
+package luarelease
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/scripts"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Locker is a single-node Redis lock with a Lua compare-and-delete release.
+// It is safe for concurrent use.
+type Locker struct {
+	e *engine.Locker
+}
+
+var _ strategy.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its locks on the Redis server behind pool.
+// It returns an error wrapping strategy.ErrInvalidConfig when pool is nil or
+// a Config field is out of range (negative TTL, TTL below 1 ms).
+func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
+	if err := engine.CheckPool(pool, "pool"); err != nil {
+		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
+	}
+	t := &technique{pool: pool, release: scripts.CompareDelete(), extend: scripts.ComparePExpire()}
+	e, err := engine.New(t, properties(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{e: e}, nil
+}
+
+func properties() strategy.Properties {
+	return strategy.Properties{
+		Name:              "lua_release",
+		AtomicAcquire:     true,
+		OwnerSafeRelease:  true,
+		ClockSafe:         true,
+		AcquireRoundTrips: 1,
+		ReleaseRoundTrips: 1,
+	}
+}
+
+// TryLock makes one attempt to acquire key. It returns the Lease on success,
+// an error wrapping strategy.ErrNotAcquired when someone else holds key,
+// strategy.ErrInvalidConfig for an empty key, and the wrapped Redis failure
+// (matching ctx.Err() when ctx ended) otherwise.
+func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.TryLock(ctx, key)
+}
+
+// Lock acquires key, retrying under Config.Retry until it succeeds or ctx
+// ends. With a context that never ends it waits like sync.Mutex.Lock. When
+// it gives up the error wraps strategy.ErrNotAcquired, ctx.Err() and the last
+// Redis failure, if there was one.
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.Lock(ctx, key)
+}
+
+// Properties reports atomic acquire, owner-safe release and clock safety, one
+// round trip each way, and no tolerance of node failure.
+func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
+
+// technique holds lua_release's Redis commands.
+type technique struct {
+	pool    strategy.Pool
+	release *redis.Script
+	extend  *redis.Script
+}
+
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+	reply, err := engine.Do(ctx, t.pool, "SET", a.Key, a.Token, "NX", "PX", a.TTL.Milliseconds())
+	if err != nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: SET NX PX %q: %w", a.Key, err)
+	}
+	if reply == nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %q: %w", a.Key, strategy.ErrNotAcquired)
+	}
+	return engine.Grant{}, nil
+}
+
+func (t *technique) Release(ctx context.Context, h engine.Held) error {
+	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, h.Value))
+}
+
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+	return engine.Grant{}, t.owned(engine.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
+}
+
+// owned turns a compare script's reply into nil (1: done) or ErrNotHeld (0).
+func (t *technique) owned(reply any, err error) error {
+	n, err := redis.Int(reply, err)
+	switch {
+	case err != nil:
+		return err
+	case n == 0:
+		return fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
+	}
+	return nil
+}

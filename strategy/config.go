@@ -1,0 +1,50 @@
+package strategy
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults applied by Config.WithDefaults.
+const (
+	DefaultTTL    = 10 * time.Second
+	DefaultPrefix = "lock:"
+	// MinTTL is the smallest TTL a technique accepts: Redis expiries have
+	// millisecond resolution.
+	MinTTL = time.Millisecond
+)
+
+// Config shapes a Locker. The zero value is usable: every zero field takes
+// its default.
+type Config struct {
+	TTL    time.Duration    // lock lifetime; zero means DefaultTTL (10s)
+	Prefix string           // key prefix; zero means DefaultPrefix ("lock:")
+	Retry  Retry            // wait policy for Lock; nil means DefaultRetry()
+	Token  func() string    // owner-token source; nil means a random UUIDv4
+	Clock  func() time.Time // the client's wall clock; nil means time.Now. Tests skew it.
+}
+
+// WithDefaults returns c with every zero field set to its default, or an
+// error wrapping ErrInvalidConfig that names the first bad field: a negative
+// TTL, or a TTL below MinTTL. It does not fill Token (techniques choose their
+// own default token source).
+func (c Config) WithDefaults() (Config, error) {
+	switch {
+	case c.TTL < 0:
+		return c, fmt.Errorf("%w: TTL %v is negative", ErrInvalidConfig, c.TTL)
+	case c.TTL == 0:
+		c.TTL = DefaultTTL
+	case c.TTL < MinTTL:
+		return c, fmt.Errorf("%w: TTL %v is below the minimum %v", ErrInvalidConfig, c.TTL, MinTTL)
+	}
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.Retry == nil {
+		c.Retry = DefaultRetry()
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, nil
+}

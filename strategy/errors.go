@@ -1,0 +1,24 @@
+package strategy
+
+import "errors"
+
+// Sentinel errors. Every error a lockzoo technique returns for one of these
+// conditions wraps the matching sentinel, so callers test with errors.Is.
+var (
+	// ErrNotAcquired reports that the lock is held by someone else: TryLock
+	// found it taken, or Lock gave up because its context ended or its Retry
+	// policy stopped.
+	ErrNotAcquired = errors.New("lockzoo: lock not acquired")
+
+	// ErrNotHeld reports that Unlock or Extend found the lock no longer
+	// belongs to this lease: it expired, was released already, or another
+	// client holds it now.
+	ErrNotHeld = errors.New("lockzoo: lock not held")
+
+	// ErrUnsupported reports an operation the technique cannot perform.
+	ErrUnsupported = errors.New("lockzoo: operation not supported by this technique")
+
+	// ErrInvalidConfig reports bad input: a Config field out of range, a nil
+	// pool, an empty key. The wrapping error names the field.
+	ErrInvalidConfig = errors.New("lockzoo: invalid config")
+)
