@@ -1,0 +1,225 @@
+package setnxex_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// TestStaleReleaseDeletesNewHolder reproduces the article's race: A's GET
+// matches, A stalls, its lock expires and B takes it; A's DEL then deletes
+// B's lock, A's Unlock reports success, and C acquires while B's Deadline
+// has not passed: two holders.
+func TestStaleReleaseDeletesNewHolder(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx := context.Background()
+	short := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Second}) // A
+	long := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})  // B, C
+
+	a, err := short.TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryLock() by A = %v, want nil", err)
+	}
+	s := stopAt(t, fault.SetNXExReleaseAfterGet, a.Unlock) // A's GET matched
+	b := lockAfterExpiry(t, long, "k")
+	if got := get(t, node, "lock:k"); got != b.Token() {
+		t.Fatalf("GET lock:k after B's Lock = %q, want B's token %q", got, b.Token())
+	}
+
+	if err := s.resume(); err != nil {
+		t.Errorf("A's stale Unlock() = %v, want nil (its DEL deleted a key, so it sees success)", err)
+	}
+	if got := get(t, node, "lock:k"); got != "" {
+		t.Fatalf("GET lock:k after A's DEL = %q, want no key: A's DEL must have deleted B's lock", got)
+	}
+
+	c, err := long.TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryLock() by C while B holds = %v, want nil (A's DEL freed B's lock)", err)
+	}
+	var overlap locktest.Overlap
+	for _, l := range []strategy.Lease{b, c} {
+		if now := time.Now(); !now.Before(l.Deadline()) {
+			t.Errorf("lease %s Deadline() = %v, want after now %v", l.Token(), l.Deadline(), now)
+		}
+		overlap.Enter() // both holders go into the critical section
+	}
+	if got := overlap.Violations(); got != 1 {
+		t.Errorf("overlapping holders = %d, want 1 (B and C)", got)
+	}
+	if got := get(t, node, "lock:k"); got != c.Token() {
+		t.Errorf("GET lock:k after C's TryLock = %q, want C's token %q", got, c.Token())
+	}
+	// B learns it lost the lock only when it tries to release it.
+	if err := b.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
+		t.Errorf("B's Unlock() = %v, want %v", err, strategy.ErrNotHeld)
+	}
+	if err := c.Unlock(ctx); err != nil {
+		t.Errorf("C's Unlock() = %v, want nil", err)
+	}
+}
+
+// TestStaleExtendProlongsNewHolder is the extend twin: A's GET matches, A
+// stalls, its lock expires and B takes it; A's EXPIRE then sets B's lock's
+// lifetime, and A's Deadline moves as if the lock were still A's.
+func TestStaleExtendProlongsNewHolder(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx := context.Background()
+	const extendTo = 5 * time.Minute
+	short := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Second})     // A
+	long := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: 10 * time.Second}) // B
+
+	a, err := short.TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryLock() by A = %v, want nil", err)
+	}
+	s := stopAt(t, fault.SetNXExExtendAfterGet, func(ctx context.Context) error {
+		return a.Extend(ctx, extendTo)
+	})
+	b := lockAfterExpiry(t, long, "k")
+
+	if err := s.resume(); err != nil {
+		t.Errorf("A's stale Extend(%v) = %v, want nil (its EXPIRE found a key)", extendTo, err)
+	}
+	if got := get(t, node, "lock:k"); got != b.Token() {
+		t.Fatalf("GET lock:k after A's EXPIRE = %q, want B's token %q", got, b.Token())
+	}
+	if got := pttlOf(t, node, "lock:k"); got <= extendTo-time.Minute {
+		t.Errorf("PTTL of B's lock after A's EXPIRE = %v, want above %v: A's %v, not B's 10s", got, extendTo-time.Minute, extendTo)
+	}
+	now := time.Now()
+	if d := a.Deadline(); !d.After(now.Add(extendTo - time.Minute)) {
+		t.Errorf("A's Deadline() after its stale Extend = %v, want after %v", d, now.Add(extendTo-time.Minute))
+	}
+	if d := b.Deadline(); !d.After(now) {
+		t.Errorf("B's Deadline() = %v, want after now %v: A and B must both believe they hold the lock", d, now)
+	}
+}
+
+// TestOwnerCheckAtGet shows what the GET does catch: a lock that changed
+// hands before the GET is left alone, and a lock that vanished between the
+// GET and the DEL or EXPIRE is reported.
+func TestOwnerCheckAtGet(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})
+	ops := []struct {
+		name  string
+		point string
+		call  func(ctx context.Context, lease strategy.Lease) error
+	}{
+		{"Unlock", fault.SetNXExReleaseAfterGet, func(ctx context.Context, lease strategy.Lease) error {
+			return lease.Unlock(ctx)
+		}},
+		{"Extend", fault.SetNXExExtendAfterGet, func(ctx context.Context, lease strategy.Lease) error {
+			return lease.Extend(ctx, time.Minute)
+		}},
+	}
+	for _, op := range ops {
+		t.Run(op.name+" after takeover", func(t *testing.T) {
+			ctx := context.Background()
+			key := "taken-" + op.name
+			a := mustTryLock(t, l, key)
+			mustDo(t, node, "DEL", "lock:"+key) // as if it expired
+			b := mustTryLock(t, l, key)
+			if err := op.call(ctx, a); !errors.Is(err, strategy.ErrNotHeld) {
+				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
+			}
+			if got := get(t, node, "lock:"+key); got != b.Token() {
+				t.Errorf("GET lock:%s = %q, want B's token %q", key, got, b.Token())
+			}
+		})
+		t.Run(op.name+" when the key vanishes after GET", func(t *testing.T) {
+			key := "vanished-" + op.name
+			a := mustTryLock(t, l, key)
+			s := stopAt(t, op.point, func(ctx context.Context) error { return op.call(ctx, a) })
+			mustDo(t, node, "DEL", "lock:"+key)
+			if err := s.resume(); !errors.Is(err, strategy.ErrNotHeld) {
+				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
+			}
+			if got := get(t, node, "lock:"+key); got != "" {
+				t.Errorf("GET lock:%s = %q, want no key", key, got)
+			}
+		})
+	}
+}
+
+// lockAfterExpiry takes key through l, waiting (at most 10 s) for the
+// current holder's lock to expire.
+func lockAfterExpiry(t *testing.T, l strategy.Locker, key string) strategy.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lease, err := l.Lock(ctx, key)
+	if err != nil {
+		t.Fatalf("Lock(%q) by B = %v, want nil once A's lock expired", key, err)
+	}
+	return lease
+}
+
+// mustTryLock takes key through l or fails the test.
+func mustTryLock(t *testing.T, l strategy.Locker, key string) strategy.Lease {
+	t.Helper()
+	lease, err := l.TryLock(context.Background(), key)
+	if err != nil {
+		t.Fatalf("TryLock(%q) = %v, want nil", key, err)
+	}
+	return lease
+}
+
+// stopped is a client operation held at a fault point.
+type stopped struct {
+	gate     *fault.Gate
+	finished chan struct{}
+	err      error // op's result, set before finished is closed
+}
+
+// stopAt runs op in a goroutine with a context whose hook holds the client
+// at point until resume, and returns once the client is held there. The goroutine ends when op returns: after resume, or,
+// if the test ends first, when the cleanup opens the gate.
+func stopAt(t *testing.T, point string, op func(ctx context.Context) error) *stopped {
+	t.Helper()
+	s := &stopped{gate: fault.NewGate(point), finished: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx = fault.With(ctx, s.gate.Hook)
+	go func() {
+		defer close(s.finished)
+		s.err = op(ctx)
+	}()
+	t.Cleanup(func() {
+		s.gate.Open()
+		<-s.finished
+		cancel()
+	})
+	select {
+	case <-s.gate.Reached():
+	case <-s.finished:
+		t.Fatalf("client returned %v before reaching %s", s.err, point)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("client did not reach %s within 10s", point)
+	}
+	return s
+}
+
+// resume lets the client go and returns op's error.
+func (s *stopped) resume() error {
+	s.gate.Open()
+	<-s.finished
+	return s.err
+}
+
+// mustDo runs one command on node or fails the test.
+func mustDo(t *testing.T, node *redistest.Node, cmd string, args ...any) {
+	t.Helper()
+	if _, err := node.Do(cmd, args...); err != nil {
+		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
+	}
+}

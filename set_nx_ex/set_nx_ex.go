@@ -1,0 +1,140 @@
+package setnxex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Locker is a single-node Redis lock with a SET NX EX acquire and a
+// GET-compare-then-DEL release. It is safe for concurrent use.
+type Locker struct {
+	e *engine.Locker
+}
+
+var _ strategy.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its locks on the Redis server behind pool.
+// It returns an error wrapping strategy.ErrInvalidConfig when pool is nil or
+// a Config field is out of range (negative TTL, TTL below 1 ms).
+func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
+	if err := engine.CheckPool(pool, "pool"); err != nil {
+		return nil, fmt.Errorf("lockzoo: set_nx_ex: %w", err)
+	}
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{e: e}, nil
+}
+
+func properties() strategy.Properties {
+	return strategy.Properties{
+		Name:              "set_nx_ex",
+		AtomicAcquire:     true,
+		OwnerSafeRelease:  false, // GET and DEL are two commands
+		ClockSafe:         true,
+		AcquireRoundTrips: 1,
+		ReleaseRoundTrips: 2, // GET, DEL
+	}
+}
+
+// TryLock makes one attempt to acquire key. It returns the Lease on success,
+// an error wrapping strategy.ErrNotAcquired when someone else holds key,
+// strategy.ErrInvalidConfig for an empty key, and the wrapped Redis failure
+// (matching ctx.Err() when ctx ended) otherwise.
+func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.TryLock(ctx, key)
+}
+
+// Lock acquires key, retrying under Config.Retry until it succeeds or ctx
+// ends. With a context that never ends it waits like sync.Mutex.Lock. When
+// it gives up the error wraps strategy.ErrNotAcquired, ctx.Err() and the last
+// Redis failure, if there was one.
+//
+// The returned Lease's Unlock and Extend return errors wrapping
+// strategy.ErrNotHeld when their GET finds another token or no key, or when
+// the key vanished before their DEL or EXPIRE. They cannot see a lock that
+// changed hands between the GET and the DEL or EXPIRE: see the package
+// documentation.
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.Lock(ctx, key)
+}
+
+// Properties reports atomic acquire and clock safety, one round trip to
+// acquire and two to release, and no owner-safe release and no tolerance
+// of node failure.
+func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
+
+// technique holds set_nx_ex's Redis commands.
+type technique struct {
+	pool strategy.Pool
+}
+
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+	reply, err := engine.Do(ctx, t.pool, "SET", a.Key, a.Token, "NX", "EX", ceilSeconds(a.TTL))
+	if err != nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: set_nx_ex: SET NX EX %q: %w", a.Key, err)
+	}
+	if reply == nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: set_nx_ex: %q: %w", a.Key, strategy.ErrNotAcquired)
+	}
+	return engine.Grant{}, nil
+}
+
+// Release sends GET, compares, then sends DEL: two commands with a window
+// between them (fault.SetNXExReleaseAfterGet).
+func (t *technique) Release(ctx context.Context, h engine.Held) error {
+	return t.checkThen(ctx, h, fault.SetNXExReleaseAfterGet, "DEL", h.Key)
+}
+
+// Extend sends GET, compares, then sends EXPIRE in whole seconds rounded up
+// (fault.SetNXExExtendAfterGet between them).
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, "EXPIRE", h.Key, ceilSeconds(ttl))
+}
+
+// checkThen runs GET key on one connection and, when the value is h's
+// token, passes point and runs cmd, a command that replies 1 when it found
+// the key and 0 when it did not. Nothing stops the key from changing hands
+// between the two.
+func (t *technique) checkThen(ctx context.Context, h engine.Held, point, cmd string, args ...any) error {
+	return engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		v, err := redis.String(redis.DoContext(c, ctx, "GET", h.Key))
+		switch {
+		case errors.Is(err, redis.ErrNil):
+			return fmt.Errorf("%w: the key is missing", strategy.ErrNotHeld)
+		case err != nil:
+			return fmt.Errorf("GET %q: %w", h.Key, err)
+		case v != h.Value:
+			return fmt.Errorf("%w: the key holds another owner's token", strategy.ErrNotHeld)
+		}
+		if err := fault.At(ctx, point); err != nil {
+			return err
+		}
+		n, err := redis.Int(redis.DoContext(c, ctx, cmd, args...))
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s %q: %w", cmd, h.Key, err)
+		case n == 0:
+			return fmt.Errorf("%w: the key expired between GET and %s", strategy.ErrNotHeld, cmd)
+		}
+		return nil
+	})
+}
+
+// ceilSeconds returns d in whole seconds, rounded up, as article 000's
+// int(math.ceil(lock_timeout)).
+func ceilSeconds(d time.Duration) int64 {
+	s := d / time.Second
+	if d%time.Second != 0 {
+		s++
+	}
+	return int64(s)
+}

@@ -1,0 +1,197 @@
+package watchmulti_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// meddler writes the lock key (prefix included) while the owner's release
+// or extend is held after WATCH and a GET that matched, and returns the
+// value the key must hold once the owner is done ("" for none).
+type meddler func(t *testing.T, node *redistest.Node, l strategy.Locker, key, token string) string
+
+// noMeddling leaves the key alone.
+func noMeddling(*testing.T, *redistest.Node, strategy.Locker, string, string) string { return "" }
+
+// rewriteOwnToken sets the key again to the owner's own token: the value
+// still matches, but the write aborts the owner's transaction.
+func rewriteOwnToken(t *testing.T, node *redistest.Node, _ strategy.Locker, key, token string) string {
+	t.Helper()
+	mustDo(t, node, "SET", "lock:"+key, token, "EX", 30)
+	return ""
+}
+
+// overwriteOtherToken replaces the owner's token with another.
+func overwriteOtherToken(t *testing.T, node *redistest.Node, _ strategy.Locker, key, _ string) string {
+	t.Helper()
+	mustDo(t, node, "SET", "lock:"+key, "intruder", "EX", 30)
+	return "intruder"
+}
+
+// deleteAndTakeOver deletes the lock (as if it expired) and lets another
+// lease, B, take it through l.
+func deleteAndTakeOver(t *testing.T, node *redistest.Node, l strategy.Locker, key, _ string) string {
+	t.Helper()
+	mustDo(t, node, "DEL", "lock:"+key)
+	b, err := l.TryLock(context.Background(), key)
+	if err != nil {
+		t.Fatalf("TryLock() by B after DEL = %v, want nil", err)
+	}
+	return b.Token()
+}
+
+// TestReleaseRetriesWhenKeyChanges holds the releasing client after WATCH
+// and a GET that returned its token, writes the key from outside, and lets
+// it go: EXEC must abort, the release must start over (a second pass
+// through the fault point) and must delete the key only if it still holds
+// the owner's token.
+func TestReleaseRetriesWhenKeyChanges(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: 30 * time.Second})
+	tests := []struct {
+		name       string
+		key        string
+		meddle     meddler
+		wantErr    error
+		wantPasses int32
+	}{
+		{"untouched", "untouched", noMeddling, nil, 1},
+		{"rewritten with the owner's token", "own-token", rewriteOwnToken, nil, 2},
+		{"overwritten with another token", "other-token", overwriteOtherToken, strategy.ErrNotHeld, 2},
+		{"deleted and taken by another locker", "taken-over", deleteAndTakeOver, strategy.ErrNotHeld, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := l.TryLock(context.Background(), tt.key)
+			if err != nil {
+				t.Fatalf("TryLock() by A = %v, want nil", err)
+			}
+			s := stopAt(t, fault.WatchMultiReleaseAfterWatch, a.Unlock)
+			want := tt.meddle(t, node, l, tt.key, a.Token())
+			if err := s.resume(); !errors.Is(err, tt.wantErr) {
+				t.Errorf("Unlock() = %v, want %v", err, tt.wantErr)
+			}
+			if got := s.passes.Load(); got != tt.wantPasses {
+				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiReleaseAfterWatch, got, tt.wantPasses)
+			}
+			if got := get(t, node, "lock:"+tt.key); got != want {
+				t.Errorf("GET lock:%s after Unlock = %q, want %q", tt.key, got, want)
+			}
+		})
+	}
+}
+
+// TestExtendRetriesWhenKeyChanges is the extend twin: a PEXPIRE that
+// retries after the abort, and never extends another owner's lock.
+func TestExtendRetriesWhenKeyChanges(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: 30 * time.Second})
+	const ttl = 5 * time.Second
+	tests := []struct {
+		name             string
+		key              string
+		meddle           meddler
+		wantErr          error
+		wantPasses       int32
+		wantOwner        bool          // the key still holds A's token
+		minPTTL, maxPTTL time.Duration // the key's expiry after Extend
+	}{
+		{"untouched", "untouched", noMeddling, nil, 1, true, ttl - time.Second, ttl},
+		{"rewritten with the owner's token", "own-token", rewriteOwnToken, nil, 2, true, ttl - time.Second, ttl},
+		{"overwritten with another token", "other-token", overwriteOtherToken, strategy.ErrNotHeld, 2, false, 20 * time.Second, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := l.TryLock(context.Background(), tt.key)
+			if err != nil {
+				t.Fatalf("TryLock() by A = %v, want nil", err)
+			}
+			s := stopAt(t, fault.WatchMultiExtendAfterWatch, func(ctx context.Context) error {
+				return a.Extend(ctx, ttl)
+			})
+			want := tt.meddle(t, node, l, tt.key, a.Token())
+			if tt.wantOwner {
+				want = a.Token()
+			}
+			if err := s.resume(); !errors.Is(err, tt.wantErr) {
+				t.Errorf("Extend(%v) = %v, want %v", ttl, err, tt.wantErr)
+			}
+			if got := s.passes.Load(); got != tt.wantPasses {
+				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiExtendAfterWatch, got, tt.wantPasses)
+			}
+			if got := get(t, node, "lock:"+tt.key); got != want {
+				t.Errorf("GET lock:%s after Extend = %q, want %q", tt.key, got, want)
+			}
+			if got := pttlOf(t, node, "lock:"+tt.key); got <= tt.minPTTL || got > tt.maxPTTL {
+				t.Errorf("PTTL lock:%s after Extend = %v, want in (%v, %v]", tt.key, got, tt.minPTTL, tt.maxPTTL)
+			}
+		})
+	}
+}
+
+// stopped is a client operation held at a fault point.
+type stopped struct {
+	gate     *fault.Gate
+	passes   atomic.Int32 // times the client reached the point
+	finished chan struct{}
+	err      error // op's result, set before finished is closed
+}
+
+// stopAt runs op in a goroutine with a context whose hook counts the passes
+// through point and holds the client there until resume, and returns once
+// the client is held. The goroutine ends when op returns: after resume, or,
+// if the test ends first, when the cleanup opens the gate.
+func stopAt(t *testing.T, point string, op func(ctx context.Context) error) *stopped {
+	t.Helper()
+	s := &stopped{gate: fault.NewGate(point), finished: make(chan struct{})}
+	count := func(_ context.Context, p string) error {
+		if p == point {
+			s.passes.Add(1)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx = fault.With(ctx, fault.Chain(count, s.gate.Hook))
+	go func() {
+		defer close(s.finished)
+		s.err = op(ctx)
+	}()
+	t.Cleanup(func() {
+		s.gate.Open()
+		<-s.finished
+		cancel()
+	})
+	select {
+	case <-s.gate.Reached():
+	case <-s.finished:
+		t.Fatalf("client returned %v before reaching %s", s.err, point)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("client did not reach %s within 10s", point)
+	}
+	return s
+}
+
+// resume lets the client go and returns op's error.
+func (s *stopped) resume() error {
+	s.gate.Open()
+	<-s.finished
+	return s.err
+}
+
+// mustDo runs one command on node or fails the test.
+func mustDo(t *testing.T, node *redistest.Node, cmd string, args ...any) {
+	t.Helper()
+	if _, err := node.Do(cmd, args...); err != nil {
+		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
+	}
+}
