@@ -69,7 +69,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		if errors.Is(err, fault.ErrCrashed) {
 			return nil, err
 		}
-		if !errors.Is(err, strategy.ErrNotAcquired) {
+		// Keep the last real failure: an attempt cut short by ctx says only
+		// that ctx ended, which the final error reports anyway.
+		cutShort := ctx.Err() != nil && errors.Is(err, ctx.Err())
+		if !errors.Is(err, strategy.ErrNotAcquired) && (!cutShort || lastFailure == nil) {
 			lastFailure = err
 		}
 		if ctx.Err() != nil {

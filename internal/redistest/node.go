@@ -2,7 +2,6 @@ package redistest
 
 import (
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -16,7 +15,7 @@ import (
 // report failures with t.Fatalf on the testing.TB given to Start, so like
 // t.Fatalf they must be called from the test's goroutine.
 type Node struct {
-	t    testing.TB
+	t    TB
 	be   backend
 	srv  server
 	spec serverSpec
@@ -28,7 +27,7 @@ type Node struct {
 }
 
 // newNode wraps a running server and registers its teardown with t.Cleanup.
-func newNode(t testing.TB, be backend, srv server, spec serverSpec) *Node {
+func newNode(t TB, be backend, srv server, spec serverSpec) *Node {
 	n := &Node{t: t, be: be, srv: srv, spec: spec, addr: srv.addr()}
 	n.pool = newPool(n.addr, n.lastKill)
 	t.Cleanup(n.cleanup)

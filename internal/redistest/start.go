@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"testing"
 )
 
 // Start starts n fresh, independent Redis masters and tears them down when
@@ -12,7 +11,7 @@ import (
 // documentation describes and logs its choice. When no backend can run
 // Redis, or a node fails to start, it calls t.Fatalf saying why and what to
 // install; it never skips the test.
-func Start(t testing.TB, n int, opts ...Option) []*Node {
+func Start(t TB, n int, opts ...Option) []*Node {
 	t.Helper()
 	if n < 1 {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)

@@ -1,0 +1,138 @@
+package setnxexpire
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Locker is a single-node Redis lock taken with SETNX then EXPIRE and
+// released with an owner-checked WATCH/MULTI/EXEC transaction. It is safe
+// for concurrent use.
+type Locker struct {
+	e *engine.Locker
+}
+
+var _ strategy.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its locks on the Redis server behind pool.
+// It returns an error wrapping strategy.ErrInvalidConfig when pool is nil or
+// a Config field is out of range (negative TTL, TTL below 1 ms). The TTL is
+// sent to Redis in whole seconds, rounded up.
+func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
+	if err := engine.CheckPool(pool, "pool"); err != nil {
+		return nil, fmt.Errorf("lockzoo: setnx_expire: %w", err)
+	}
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{e: e}, nil
+}
+
+func properties() strategy.Properties {
+	return strategy.Properties{
+		Name:              "setnx_expire",
+		AtomicAcquire:     false,
+		OwnerSafeRelease:  true,
+		ClockSafe:         true,
+		AcquireRoundTrips: 2, // SETNX, EXPIRE
+		ReleaseRoundTrips: 3, // WATCH, GET, MULTI+DEL+EXEC pipelined
+	}
+}
+
+// TryLock makes one attempt to acquire key. It returns the Lease on success,
+// an error wrapping strategy.ErrNotAcquired when someone else holds key
+// (after repairing the key's expiry if it had none), fault.ErrCrashed when a
+// test hook stopped it, strategy.ErrInvalidConfig for an empty key, and the
+// wrapped Redis failure (matching ctx.Err() when ctx ended) otherwise.
+func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.TryLock(ctx, key)
+}
+
+// Lock acquires key, retrying under Config.Retry until it succeeds or ctx
+// ends; each failed attempt repairs a key left without an expiry. With a
+// context that never ends it waits like sync.Mutex.Lock. When it gives up
+// the error wraps strategy.ErrNotAcquired, ctx.Err() and the last Redis
+// failure, if there was one.
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.Lock(ctx, key)
+}
+
+// Properties reports a non-atomic acquire (two round trips), an owner-safe
+// release (three round trips), clock safety, and no tolerance of node
+// failure.
+func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
+
+// technique holds setnx_expire's Redis commands.
+type technique struct {
+	pool strategy.Pool
+}
+
+// seconds rounds ttl up to whole seconds, as the article's
+// int(math.ceil(lock_timeout)) does; it is at least 1.
+func seconds(ttl time.Duration) int64 {
+	return max(int64((ttl+time.Second-1)/time.Second), 1)
+}
+
+// Acquire sends SETNX, then EXPIRE as a second command. When SETNX fails it
+// repairs a key that has no expiry and reports ErrNotAcquired.
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+	secs := seconds(a.TTL)
+	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		won, err := redis.Bool(redis.DoContext(c, ctx, "SETNX", a.Key, a.Token))
+		if err != nil {
+			return fmt.Errorf("lockzoo: setnx_expire: SETNX %q: %w", a.Key, err)
+		}
+		if !won {
+			return repair(ctx, c, a.Key, secs)
+		}
+		// The window the article warns about: the key exists, with no TTL.
+		if err := fault.At(ctx, fault.SetNXExpireAcquireAfterSetNX); err != nil {
+			return err
+		}
+		set, err := redis.Bool(redis.DoContext(c, ctx, "EXPIRE", a.Key, secs))
+		if err != nil {
+			return fmt.Errorf("lockzoo: setnx_expire: EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
+		}
+		if !set {
+			return fmt.Errorf("lockzoo: setnx_expire: %q: %w: the key vanished between SETNX and EXPIRE", a.Key, strategy.ErrNotAcquired)
+		}
+		return nil
+	})
+	return engine.Grant{}, err
+}
+
+// repair is the article's waiting branch: a held key whose TTL is -1 (no
+// expiry) gets EXPIRE secs. It always reports the key as held; a failure of
+// the repair itself is wrapped alongside ErrNotAcquired.
+func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
+	held := fmt.Errorf("lockzoo: setnx_expire: %q: %w", key, strategy.ErrNotAcquired)
+	ttl, err := redis.Int64(redis.DoContext(c, ctx, "TTL", key))
+	if err != nil {
+		return fmt.Errorf("%w (TTL check failed: %w)", held, err)
+	}
+	if ttl != -1 {
+		return held
+	}
+	if _, err := redis.DoContext(c, ctx, "EXPIRE", key, secs); err != nil {
+		return fmt.Errorf("%w (repairing its missing TTL failed: %w)", held, err)
+	}
+	return held
+}
+
+// Release deletes the lock under WATCH if it still holds h's token.
+func (t *technique) Release(ctx context.Context, h engine.Held) error {
+	return t.watched(ctx, h, fault.SetNXExpireReleaseAfterWatch, "DEL", h.Key)
+}
+
+// Extend sets the lock's expiry to ttl, rounded up to whole seconds, under
+// WATCH if it still holds h's token.
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+	return engine.Grant{}, t.watched(ctx, h, fault.SetNXExpireExtendAfterWatch, "EXPIRE", h.Key, seconds(ttl))
+}
