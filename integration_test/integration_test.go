@@ -1,0 +1,26 @@
+// Package integration_test runs the race-condition suite (strategytest) on
+// every lockzoo technique against real Redis nodes from internal/redistest,
+// and fails where a technique's claimed guarantees and what Redis showed
+// disagree.
+package integration_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/lockzoo/lockzoo/internal/techniques"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestSuite(t *testing.T) {
+	for _, target := range techniques.All() {
+		t.Run(target.Name, func(t *testing.T) {
+			strategytest.Run(t, target)
+		})
+	}
+}

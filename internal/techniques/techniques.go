@@ -1,0 +1,38 @@
+// Package techniques lists every lockzoo technique as a strategytest.Target,
+// once, for the integration tests and cmd/lockcompare.
+//
+//	import "github.com/lockzoo/lockzoo/internal/techniques"
+package techniques
+
+import (
+	getsettimestamp "github.com/lockzoo/lockzoo/getset_timestamp"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	setnxex "github.com/lockzoo/lockzoo/set_nx_ex"
+	setnxexpire "github.com/lockzoo/lockzoo/setnx_expire"
+	"github.com/lockzoo/lockzoo/strategy"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+	watchmulti "github.com/lockzoo/lockzoo/watch_multi"
+)
+
+// All returns every technique, the article techniques first and the
+// production ones last.
+func All() []strategytest.Target {
+	return []strategytest.Target{
+		single("setnx_expire", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return setnxexpire.New(p, c) }),
+		single("getset_timestamp", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return getsettimestamp.New(p, c) }),
+		single("watch_multi", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return watchmulti.New(p, c) }),
+		single("set_nx_ex", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return setnxex.New(p, c) }),
+		single("lua_release", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return luarelease.New(p, c) }),
+	}
+}
+
+// single adapts a one-node constructor.
+func single(name string, newLocker func(strategy.Pool, strategy.Config) (strategy.Locker, error)) strategytest.Target {
+	return strategytest.Target{
+		Name:  name,
+		Nodes: 1,
+		New: func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
+			return newLocker(pools[0], cfg)
+		},
+	}
+}

@@ -1,0 +1,38 @@
+// Package strategytest is lockzoo's race-condition and conformance suite:
+// scenarios that run any strategy.Locker against real Redis and report, as
+// data, which guarantees it kept and which it broke.
+//
+//	import "github.com/lockzoo/lockzoo/strategy/strategytest"
+//
+// There is a scenario for each field of strategy.Properties, plus plain
+// mutual exclusion and crash liveness:
+//
+//   - mutual-exclusion: workers contend for one key and update a counter in
+//     Redis inside the lock; every critical section is recorded on one
+//     monotonic clock and an interval-overlap checker and a lost-update
+//     counter look for two holders at once.
+//   - crash-liveness: a holder dies without unlocking; a waiter must get the
+//     lock once the TTL passes.
+//   - atomic-acquire: a client dies between its acquire steps; the lock must
+//     still expire.
+//   - owner-safe-release: a releasing client is stopped, its lock expires
+//     and another client takes it; the stale release must leave the new
+//     holder's lock alone.
+//   - clock-skew: clients whose clocks disagree (and, for multi-node
+//     techniques, a Redis node whose clock jumps) must not both hold.
+//   - node-fault: a primary dies before its replica received the lock and
+//     the replica is promoted (multi-node techniques: a minority of nodes is
+//     lost); a second client must not get the lock.
+//   - fencing: a holder paused past its TTL writes to a resource that checks
+//     fencing tokens (package fencing); its stale write must be refused.
+//
+// Races are narrow windows. For lockzoo's own techniques the scenarios stop
+// clients at the technique's named fault points (internal/fault), so each
+// race happens on every run; a third-party Locker gets the black-box form of
+// each scenario, which can show a property holding but may miss a violation.
+//
+// Run runs the scenarios as subtests and fails a test where a claimed
+// property is violated, or where one of lockzoo's techniques does not claim
+// a property and the scenario fails to reproduce the violation. Evaluate
+// returns the same Results as data; cmd/lockcompare prints them.
+package strategytest

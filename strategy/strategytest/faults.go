@@ -1,0 +1,149 @@
+package strategytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockzoo/lockzoo/fencing"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// nodeFault: on one node, the primary dies after granting A the lock but
+// before its replica received it, and the replica is promoted; on several
+// nodes, a minority of them is lost and comes back empty. Either way B then
+// tries the lock A still holds.
+func nodeFault(ctx context.Context, e *env, r *Result) {
+	r.Attempts = 1
+	if len(e.nodes) > 1 {
+		minorityLost(ctx, e, r)
+		return
+	}
+	primary := e.nodes[0]
+	replica := primary.StartReplica()
+	// Freeze the replica and cut its link, so that A's SET never reaches it
+	// (data already in flight would otherwise arrive when it resumes).
+	replica.Pause()
+	if _, err := e.do(ctx, 0, "CLIENT", "KILL", "TYPE", "replica"); err != nil {
+		replica.Resume()
+		fail(r, "cut the replication link", err)
+		return
+	}
+	la, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		replica.Resume()
+		fail(r, "build", err)
+		return
+	}
+	a, err := la.TryLock(ctx, "failover")
+	if err != nil {
+		replica.Resume()
+		fail(r, "A TryLock", err)
+		return
+	}
+	tA := time.Now()
+	primary.Kill()
+	replica.Resume()
+	replica.Promote()
+	lb, err := e.lockerOn([]strategy.Pool{replica.Pool()}, strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		fail(r, "build on the replica", err)
+		return
+	}
+	b, err := lb.TryLock(ctx, "failover")
+	switch {
+	case err == nil:
+		tl := newTimeline()
+		tl.hold("A", tA, a.Deadline())
+		tl.hold("B", time.Now(), b.Deadline())
+		r.Violations = 1
+		r.Account = "the primary died before replicating A's lock; on the promoted replica " + tl.overlaps()[0].describe("failover")
+		_ = b.Unlock(ctx)
+	case errors.Is(err, strategy.ErrNotAcquired):
+		r.Account = "after failover to the replica, B was refused A's lock"
+	default:
+		fail(r, "B TryLock", err)
+	}
+}
+
+// minorityLost: A holds the lock on every node; a minority of nodes dies and
+// restarts empty; B must still be refused.
+func minorityLost(ctx context.Context, e *env, r *Result) {
+	n := len(e.nodes)
+	lost := e.nodes[n/2+1:]
+	la, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		fail(r, "build", err)
+		return
+	}
+	a, err := la.TryLock(ctx, "minority")
+	if err != nil {
+		fail(r, "A TryLock", err)
+		return
+	}
+	for _, node := range lost {
+		node.Kill()
+		node.Restart()
+	}
+	lb, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		fail(r, "build", err)
+		return
+	}
+	b, err := lb.TryLock(ctx, "minority")
+	switch {
+	case err == nil:
+		r.Violations = 1
+		r.Account = fmt.Sprintf("%d of %d nodes restarted empty and B took A's live lock", len(lost), n)
+		_ = b.Unlock(ctx)
+	case errors.Is(err, strategy.ErrNotAcquired):
+		r.Account = fmt.Sprintf("%d of %d nodes restarted empty; B was refused A's lock", len(lost), n)
+		_ = a.Unlock(ctx)
+	default:
+		fail(r, "B TryLock", err)
+	}
+}
+
+// fencingScenario: A takes the lock and pauses past its TTL; B takes the
+// lock and writes to a resource that checks fencing tokens; A wakes and
+// writes too. The stale write must be refused.
+func fencingScenario(ctx context.Context, e *env, r *Result) {
+	l, err := e.locker(strategy.Config{TTL: shortTTL})
+	if err != nil {
+		fail(r, "build", err)
+		return
+	}
+	res, err := fencing.NewResource(e.pools[0], e.prefix+"resource")
+	if err != nil {
+		fail(r, "resource", err)
+		return
+	}
+	r.Attempts = 1
+	a, err := l.TryLock(ctx, "fenced")
+	if err != nil {
+		fail(r, "A TryLock", err)
+		return
+	}
+	// A pauses (a GC pause, say) while its lease runs out and B takes over.
+	b, err := lockWithin(ctx, l, "fenced")
+	if err != nil {
+		fail(r, "B Lock", err)
+		return
+	}
+	if err := res.Write(ctx, b.Fence(), "B"); err != nil {
+		fail(r, "B write", err)
+		return
+	}
+	err = res.Write(ctx, a.Fence(), "A")
+	switch {
+	case err == nil:
+		r.Violations = 1
+		r.Account = fmt.Sprintf("A woke after its lease ended and its write (fence %d) overwrote B's (fence %d)", a.Fence(), b.Fence())
+	case errors.Is(err, fencing.ErrStaleToken):
+		r.Account = fmt.Sprintf("A woke after its lease ended; its write (fence %d) was refused after B's (fence %d)", a.Fence(), b.Fence())
+	default:
+		fail(r, "A write", err)
+	}
+	_ = b.Unlock(ctx)
+}

@@ -1,0 +1,174 @@
+package strategytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// ownerSafeRelease: A starts to release and is stopped inside its release
+// (white-box) or simply late (black-box); its lock expires and B takes it;
+// then A's release goes on. If C can then take the lock while B still
+// believes it holds, A's stale release removed B's lock.
+func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
+	l, err := e.locker(strategy.Config{TTL: shortTTL})
+	if err != nil {
+		fail(r, "build", err)
+		return
+	}
+	r.Attempts = 1
+	a, err := lockWithin(ctx, l, "stale")
+	if err != nil {
+		fail(r, "A Lock", err)
+		return
+	}
+	resumeA := func() error { return a.Unlock(ctx) }
+	if w, ok := windowsOf(l.Properties().Name); ok {
+		resume, err := stopAt(ctx, w.release, a.Unlock)
+		defer resume()
+		if err != nil {
+			fail(r, "stop A's release", err)
+			return
+		}
+		resumeA = resume
+	}
+	b, err := lockWithin(ctx, l, "stale") // comes once A's lock expired
+	if err != nil {
+		fail(r, "B Lock", err)
+		return
+	}
+	tB := time.Now()
+	errA := resumeA()
+	c, err := l.TryLock(ctx, "stale")
+	switch {
+	case err == nil:
+		tl := newTimeline()
+		tl.hold("B", tB, b.Deadline())
+		tl.hold("C", time.Now(), c.Deadline())
+		r.Violations = 1
+		r.Account = fmt.Sprintf("A's late Unlock (%v) deleted B's lock; C took it while B still held it", errOrOK(errA))
+		if ov := tl.overlaps(); len(ov) > 0 {
+			r.Account += ": " + ov[0].describe("stale")
+		}
+		_ = c.Unlock(ctx)
+	case errors.Is(err, strategy.ErrNotAcquired):
+		r.Account = fmt.Sprintf("A's late Unlock returned %v and left B's lock in place", errOrOK(errA))
+		_ = b.Unlock(ctx)
+	default:
+		fail(r, "C TryLock", err)
+	}
+}
+
+// clockSkew: B's clock runs a minute ahead of A's while A holds the lock.
+// For a technique spanning several nodes it also replays Kleppmann's case:
+// A holds a bare quorum, one of those nodes' clock jumps forward so A's key
+// there expires early, and B forms a quorum with the nodes A never reached.
+func clockSkew(ctx context.Context, e *env, r *Result) {
+	r.Attempts = 1
+	violations, account, err := skewedClients(ctx, e)
+	if err != nil {
+		fail(r, "skewed clients", err)
+		return
+	}
+	if len(e.nodes) > 1 {
+		r.Attempts = 2
+		v, acc, err := serverClockJump(ctx, e)
+		if err != nil {
+			fail(r, "server clock jump", err)
+			return
+		}
+		violations += v
+		account += "; " + acc
+	}
+	r.Violations, r.Account = violations, account
+}
+
+func skewedClients(ctx context.Context, e *env) (int, string, error) {
+	const ttl = 5 * time.Second
+	la, err := e.locker(strategy.Config{TTL: ttl})
+	if err != nil {
+		return 0, "", err
+	}
+	lb, err := e.locker(strategy.Config{TTL: ttl, Clock: func() time.Time { return time.Now().Add(time.Minute) }})
+	if err != nil {
+		return 0, "", err
+	}
+	a, err := la.TryLock(ctx, "skew")
+	if err != nil {
+		return 0, "", fmt.Errorf("A TryLock: %w", err)
+	}
+	tA := time.Now()
+	b, err := lb.TryLock(ctx, "skew")
+	switch {
+	case err == nil:
+		tl := newTimeline()
+		tl.hold("A", tA, a.Deadline())
+		tl.hold("B", time.Now(), b.Deadline())
+		_ = b.Unlock(ctx)
+		return 1, "B, its clock a minute ahead, took A's live lock: " + tl.overlaps()[0].describe("skew"), nil
+	case errors.Is(err, strategy.ErrNotAcquired):
+		_ = a.Unlock(ctx)
+		return 0, "B, its clock a minute ahead, was refused A's live lock", nil
+	}
+	return 0, "", fmt.Errorf("B TryLock: %w", err)
+}
+
+// serverClockJump needs managed nodes to keep A off a minority.
+func serverClockJump(ctx context.Context, e *env) (int, string, error) {
+	n := len(e.nodes)
+	quorum := n/2 + 1
+	la, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		return 0, "", err
+	}
+	for _, node := range e.nodes[quorum:] {
+		node.Kill()
+	}
+	a, err := la.TryLock(ctx, "jump")
+	if err != nil {
+		return 0, "", fmt.Errorf("A TryLock on nodes 1-%d: %w", quorum, err)
+	}
+	for _, node := range e.nodes[quorum:] {
+		node.Restart()
+	}
+	// Node `quorum`'s clock jumps forward past the lock's expiry: emulated by
+	// expiring A's key there now, which is what the jump makes Redis do.
+	if _, err := e.do(ctx, quorum-1, "PEXPIRE", e.prefix+"jump", 1); err != nil {
+		return 0, "", fmt.Errorf("emulate the clock jump: %w", err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	lb, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		return 0, "", err
+	}
+	b, err := lb.TryLock(ctx, "jump")
+	switch {
+	case err == nil:
+		_ = b.Unlock(ctx)
+		if a.Deadline().After(time.Now()) {
+			return 1, fmt.Sprintf("node %d's clock jumped and B formed a quorum with nodes %d-%d while A's lease was valid", quorum, quorum, n), nil
+		}
+		return 0, "B got the lock only after A's lease ended", nil
+	case errors.Is(err, strategy.ErrNotAcquired):
+		_ = a.Unlock(ctx)
+		return 0, fmt.Sprintf("node %d's clock jumped, yet B was refused", quorum), nil
+	}
+	return 0, "", fmt.Errorf("B TryLock: %w", err)
+}
+
+// lockWithin locks key, waiting at most waitBound.
+func lockWithin(ctx context.Context, l strategy.Locker, key string) (strategy.Lease, error) {
+	ctx, cancel := context.WithTimeout(ctx, waitBound)
+	defer cancel()
+	return l.Lock(ctx, key)
+}
+
+func errOrOK(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}

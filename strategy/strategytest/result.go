@@ -1,0 +1,70 @@
+package strategytest
+
+import (
+	"fmt"
+	"time"
+)
+
+// Verdict is a scenario's conclusion about one property.
+type Verdict string
+
+// The verdicts a scenario can reach.
+const (
+	Holds         Verdict = "holds"          // no violation observed
+	Violated      Verdict = "violated"       // at least one violation observed
+	NotApplicable Verdict = "not applicable" // the scenario cannot run here (e.g. needs managed nodes)
+	Failed        Verdict = "failed"         // the scenario could not complete (Redis down, setup error)
+)
+
+// Result is what one scenario observed on one technique.
+type Result struct {
+	Technique  string        `json:"technique"`
+	Scenario   string        `json:"scenario"`
+	Property   string        `json:"property"` // the strategy.Properties field, or "MutualExclusion"/"Liveness"
+	Claimed    bool          `json:"claimed"`  // whether the technique claims the property
+	WhiteBox   bool          `json:"white_box"`
+	Verdict    Verdict       `json:"verdict"`
+	Violations int           `json:"violations"`
+	Attempts   int           `json:"attempts"`
+	Account    string        `json:"account"` // one line: what happened
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// Expected reports whether the verdict is what the claim predicts: a claimed
+// property holds, an unclaimed one is violated. Black-box runs of unclaimed
+// properties and scenarios that could not run are not judged (ok is false).
+func (r Result) Expected() (expected, judged bool) {
+	switch {
+	case r.Verdict == NotApplicable:
+		return true, false
+	case r.Verdict == Failed:
+		return false, true
+	case r.Claimed:
+		return r.Verdict == Holds, true
+	case !r.WhiteBox:
+		return true, false
+	}
+	return r.Verdict == Violated, true
+}
+
+// String renders the result on one line.
+func (r Result) String() string {
+	claim := "not claimed"
+	if r.Claimed {
+		claim = "claimed"
+	}
+	return fmt.Sprintf("%s/%s: %s %s, %s (%d/%d): %s",
+		r.Technique, r.Scenario, r.Property, claim, r.Verdict, r.Violations, r.Attempts, r.Account)
+}
+
+// verdict builds a Result's verdict from its counts.
+func (r *Result) settle() {
+	if r.Verdict != "" {
+		return
+	}
+	if r.Violations > 0 {
+		r.Verdict = Violated
+	} else {
+		r.Verdict = Holds
+	}
+}

@@ -1,0 +1,74 @@
+package strategytest
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// scenario is one check of one property.
+type scenario struct {
+	name     string
+	property string
+	claimed  func(strategy.Properties) bool
+	// managed scenarios kill, freeze or replicate nodes.
+	managed bool
+	run     func(ctx context.Context, e *env, r *Result)
+}
+
+// scenarios lists the suite in the order it runs and reports.
+func scenarios() []scenario {
+	always := func(strategy.Properties) bool { return true }
+	return []scenario{
+		{name: "mutual-exclusion", property: "MutualExclusion", claimed: always, run: mutualExclusion},
+		{name: "crash-liveness", property: "Liveness", claimed: always, run: crashLiveness},
+		{name: "atomic-acquire", property: "AtomicAcquire",
+			claimed: func(p strategy.Properties) bool { return p.AtomicAcquire }, run: atomicAcquire},
+		{name: "owner-safe-release", property: "OwnerSafeRelease",
+			claimed: func(p strategy.Properties) bool { return p.OwnerSafeRelease }, run: ownerSafeRelease},
+		{name: "clock-skew", property: "ClockSafe",
+			claimed: func(p strategy.Properties) bool { return p.ClockSafe }, run: clockSkew},
+		{name: "node-fault", property: "NodeFaultTolerant", managed: true,
+			claimed: func(p strategy.Properties) bool { return p.NodeFaultTolerant }, run: nodeFault},
+		{name: "fencing", property: "Fencing",
+			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
+	}
+}
+
+// ScenarioNames returns the names of the suite's scenarios in order.
+func ScenarioNames() []string {
+	var names []string
+	for _, s := range scenarios() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+// execute runs s on e and returns its result.
+func (s scenario) execute(ctx context.Context, e *env) Result {
+	l, err := e.locker(strategy.Config{})
+	r := Result{Technique: e.name, Scenario: s.name, Property: s.property}
+	if err != nil {
+		r.Verdict, r.Account = Failed, err.Error()
+		return r
+	}
+	props := l.Properties()
+	r.Claimed = s.claimed(props)
+	_, r.WhiteBox = windowsOf(props.Name)
+	if s.managed && !e.managed {
+		r.Verdict, r.Account = NotApplicable, "skipped: needs managed nodes"
+		return r
+	}
+	start := time.Now()
+	s.run(ctx, e, &r)
+	r.Elapsed = time.Since(start)
+	r.settle()
+	return r
+}
+
+// fail marks r as a scenario that could not complete.
+func fail(r *Result, format string, err error) {
+	r.Verdict = Failed
+	r.Account = format + ": " + err.Error()
+}

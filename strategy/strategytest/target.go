@@ -1,0 +1,119 @@
+package strategytest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/google/uuid"
+
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Target is a technique under test.
+type Target struct {
+	// Name labels the results; empty means the Locker's Properties().Name.
+	Name string
+	// Nodes is how many independent Redis nodes the technique spans; zero
+	// means 1.
+	Nodes int
+	// New builds the Locker over pools (len(pools) == Nodes) with cfg. The
+	// suite sets cfg.TTL, cfg.Prefix and, in the clock-skew scenario,
+	// cfg.Clock.
+	New func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error)
+}
+
+// Options shape Evaluate.
+type Options struct {
+	// Addrs are existing Redis servers to use instead of nodes the suite
+	// starts (at least Target.Nodes of them). Scenarios that must kill,
+	// freeze or replicate nodes are then NotApplicable ("skipped: needs
+	// managed nodes"). Keys are namespaced per run so they do not collide
+	// with other data.
+	Addrs []string
+	// Scenarios restricts the run to these scenario names; empty means all.
+	Scenarios []string
+	// Progress, when set, is called after each scenario with its result.
+	Progress func(Result)
+}
+
+func (t Target) nodes() int { return max(t.Nodes, 1) }
+
+// env is what one scenario runs against: the technique and its nodes.
+type env struct {
+	tb      redistest.TB
+	target  Target
+	name    string
+	nodes   []*redistest.Node // nil when running on existing servers
+	pools   []strategy.Pool
+	prefix  string
+	managed bool
+}
+
+// newEnv gives a scenario fresh managed nodes, or pools on opts.Addrs.
+func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
+	e := &env{tb: tb, target: target, prefix: "lock:"}
+	n := target.nodes()
+	if len(opts.Addrs) > 0 {
+		if len(opts.Addrs) < n {
+			return nil, fmt.Errorf("lockzoo: strategytest: %s needs %d nodes, got %d addresses", target.Name, n, len(opts.Addrs))
+		}
+		e.prefix = "lockzoo-suite:" + uuid.NewString()[:8] + ":"
+		for _, addr := range opts.Addrs[:n] {
+			pool := dialPool(addr)
+			tb.Cleanup(func() { pool.Close() })
+			e.pools = append(e.pools, pool)
+		}
+	} else {
+		e.managed = true
+		e.nodes = redistest.Start(tb, n)
+		for _, node := range e.nodes {
+			e.pools = append(e.pools, node.Pool())
+		}
+	}
+	l, err := e.locker(strategy.Config{})
+	if err != nil {
+		return nil, err
+	}
+	e.name = target.Name
+	if e.name == "" {
+		e.name = l.Properties().Name
+	}
+	return e, nil
+}
+
+// locker builds the target over the env's pools with the run's prefix.
+func (e *env) locker(cfg strategy.Config) (strategy.Locker, error) {
+	return e.lockerOn(e.pools, cfg)
+}
+
+func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
+	cfg.Prefix = e.prefix
+	l, err := e.target.New(pools, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lockzoo: strategytest: build %s: %w", e.target.Name, err)
+	}
+	return l, nil
+}
+
+// pool returns the pool of node i as a *redis.Pool for raw commands.
+func (e *env) do(ctx context.Context, i int, cmd string, args ...any) (any, error) {
+	c, err := e.pools[i].GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return redis.DoContext(c, ctx, cmd, args...)
+}
+
+func dialPool(addr string) *redis.Pool {
+	return &redis.Pool{
+		MaxIdle:     64,
+		IdleTimeout: time.Minute,
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialContext(ctx, "tcp", addr, redis.DialConnectTimeout(time.Second))
+		},
+	}
+}
