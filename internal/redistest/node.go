@@ -12,7 +12,7 @@ import (
 //
 // Addr, Pool, Do and Backend may be called from any goroutine. The methods
 // that inject faults (Kill, Restart, Pause, Resume, StartReplica, Promote)
-// report failures with t.Fatalf on the testing.TB given to Start, so like
+// report failures with t.Fatalf on the TB given to Start, so like
 // t.Fatalf they must be called from the test's goroutine.
 type Node struct {
 	t    TB
