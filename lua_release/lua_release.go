@@ -2,6 +2,7 @@ package luarelease
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"time"
 
@@ -26,8 +27,13 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	t := &technique{pool: pool, release: scripts.CompareDelete(), extend: scripts.ComparePExpire()}
-	e, err := engine.New(t, properties(), cfg)
+	t := &technique{
+		pool:    pool,
+		acquire: redis.NewScript(2, acquireSource),
+		release: scripts.CompareDelete(),
+		extend:  scripts.ComparePExpire(),
+	}
+	e, err := engine.New(t, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -40,6 +46,7 @@ func properties() strategy.Properties {
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,
+		Fencing:           true,
 		AcquireRoundTrips: 1,
 		ReleaseRoundTrips: 1,
 	}
@@ -65,26 +72,37 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // round trip each way, and no tolerance of node failure.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
+//go:embed acquire.lua
+var acquireSource string
+
+// FenceKey is the Redis key of the fencing counter kept for the lock key
+// rkey (prefix included). The counter never expires: one small integer key
+// per lock name ever used.
+func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
+
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool    strategy.Pool
+	acquire *redis.Script
 	release *redis.Script
 	extend  *redis.Script
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	reply, err := engine.Do(ctx, t.pool, "SET", a.Key, a.Token, "NX", "PX", a.TTL.Milliseconds())
-	if err != nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: SET NX PX %q: %w", a.Key, err)
+	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire, a.Key, FenceKey(a.Key), a.Token, a.TTL.Milliseconds()))
+	switch {
+	case err != nil:
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: %w", a.Key, err)
+	case len(reply) != 2:
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: unexpected reply %v", a.Key, reply)
+	case reply[0] == 0:
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: time.Duration(reply[1]) * time.Millisecond})
 	}
-	if reply == nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %q: %w", a.Key, strategy.ErrNotAcquired)
-	}
-	return engine.Grant{}, nil
+	return engine.Grant{Fence: uint64(reply[1])}, nil
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, h.Value))
+	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, h.Value, h.Channel))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {

@@ -28,7 +28,7 @@ func TestProperties(t *testing.T) {
 	}
 	want := strategy.Properties{
 		Name: "lua_release", AtomicAcquire: true, OwnerSafeRelease: true, ClockSafe: true,
-		AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
+		Fencing: true, AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {
 		t.Errorf("Properties() = %+v, want %+v", got, want)

@@ -126,7 +126,9 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	s.mu.Lock()
 	s.spent = true
 	s.mu.Unlock()
-	if err := s.l.tech.Release(ctx, h); err != nil {
+	err := s.l.tech.Release(ctx, h)
+	s.l.lines.poke(s.rkey) // a local waiter tries now, without waiting for a notice
+	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
 	}
 	return nil
@@ -137,7 +139,7 @@ func (s *Lease) Unlock(ctx context.Context) error {
 func (s *Lease) snapshot() (Held, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Held{Key: s.rkey, Value: s.value, Fence: s.fence}, s.spent
+	return Held{Key: s.rkey, Value: s.value, Fence: s.fence, Channel: ReleaseChannel(s.rkey)}, s.spent
 }
 
 func (s *Lease) notHeld(op, why string) error {

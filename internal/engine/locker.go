@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/notify"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -17,12 +19,28 @@ type Locker struct {
 	tech  Technique
 	cfg   strategy.Config
 	props strategy.Properties
+	lines lines       // local waiters, per key
+	hub   *notify.Hub // release notices; nil when the technique publishes none
+}
+
+// Option adds an optional capability to a Locker.
+type Option func(*Locker)
+
+// WithNotices makes waiters listen for release notices on pools (the nodes
+// the technique releases on): the technique's Release publishes on
+// Held.Channel in the same round trip as the delete.
+func WithNotices(pools ...strategy.Pool) Option {
+	return func(l *Locker) {
+		l.hub = notify.NewHub(pools, func(channel string) {
+			l.lines.poke(strings.TrimPrefix(channel, channelPrefix))
+		})
+	}
 }
 
 // New returns a Locker for tech. cfg is checked and completed with
 // strategy.Config.WithDefaults; a bad field returns an error wrapping
 // strategy.ErrInvalidConfig.
-func New(tech Technique, props strategy.Properties, cfg strategy.Config) (*Locker, error) {
+func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ...Option) (*Locker, error) {
 	if tech == nil {
 		return nil, fmt.Errorf("%w: nil technique", strategy.ErrInvalidConfig)
 	}
@@ -30,7 +48,11 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config) (*Locke
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: %w", props.Name, err)
 	}
-	return &Locker{tech: tech, cfg: cfg, props: props}, nil
+	l := &Locker{tech: tech, cfg: cfg, props: props}
+	for _, o := range opts {
+		o(l)
+	}
+	return l, nil
 }
 
 // Config returns the Locker's configuration with defaults filled in.
@@ -50,10 +72,26 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 // Lock retries TryLock under the Config's Retry policy until it holds key or
 // ctx ends; see strategy.Locker. A Redis failure is retried like a held
 // lock; an invalid key or an injected crash returns at once.
+//
+// Waiting: this Locker's goroutines that wait for the same key queue in
+// FIFO order and only the first contends in Redis. It retries when a release
+// notice arrives (a local Unlock, or a pub/sub notice where the technique
+// publishes one), when the Retry policy's wait ends, or, where the technique
+// reports the holder's remaining TTL, when that runs out, whichever comes
+// first.
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
+	rkey := l.cfg.Prefix + key
+	w := l.lines.join(rkey)
+	defer l.leave(rkey, w)
+	select {
+	case <-w.turn:
+	case <-ctx.Done():
+		return nil, l.gaveUp(key, ctx.Err(), nil)
+	}
+
 	var lastFailure error // the last error that was not "held by someone else"
 	var timer *time.Timer
 	defer func() {
@@ -62,11 +100,15 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		}
 	}()
 	for attempt := 1; ; attempt++ {
+		select { // a poke from before this attempt is stale
+		case <-w.poke:
+		default:
+		}
 		lease, err := l.attempt(ctx, key)
 		if err == nil {
 			return lease, nil
 		}
-		if errors.Is(err, fault.ErrCrashed) {
+		if errors.Is(err, fault.ErrCrashed) || errors.Is(err, strategy.ErrInvalidConfig) {
 			return nil, err
 		}
 		// Keep the last real failure: an attempt cut short by ctx says only
@@ -78,9 +120,16 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		if ctx.Err() != nil {
 			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
 		}
+		if l.subscribe(ctx, rkey) {
+			continue // subscribed just now: a release may have slipped in between
+		}
 		wait, ok := l.cfg.Retry.Backoff(attempt)
 		if !ok {
 			return nil, l.gaveUp(key, nil, lastFailure)
+		}
+		var busy *BusyError
+		if errors.As(err, &busy) && busy.Remaining > 0 {
+			wait = min(wait, busy.Remaining)
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
@@ -89,9 +138,41 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		}
 		select {
 		case <-timer.C:
+		case <-w.poke:
+			timer.Stop() // Go 1.23+: no stale tick survives Stop, Reset is safe
 		case <-ctx.Done():
 			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
 		}
+	}
+}
+
+// subscribeBound caps how long a waiter waits for its subscription to be
+// confirmed before it relies on its timer alone.
+const subscribeBound = 50 * time.Millisecond
+
+// subscribe makes sure rkey's line listens for release notices; it reports
+// whether it subscribed just now (after waiting, within subscribeBound and
+// ctx, for the confirmation).
+func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
+	if l.hub == nil || !l.lines.markSubscribed(rkey) {
+		return false
+	}
+	confirmed := l.hub.Subscribe(ReleaseChannel(rkey))
+	t := time.NewTimer(subscribeBound)
+	defer t.Stop()
+	select {
+	case <-confirmed:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// leave takes w out of rkey's line and drops the line's subscription when
+// it was the last.
+func (l *Locker) leave(rkey string, w *waiter) {
+	if l.lines.leave(rkey, w) && l.hub != nil {
+		l.hub.Unsubscribe(ReleaseChannel(rkey))
 	}
 }
 

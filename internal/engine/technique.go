@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // Attempt is one acquire attempt handed to a Technique.
@@ -25,10 +28,33 @@ type Grant struct {
 
 // Held identifies a lock a lease holds, for Release and Extend.
 type Held struct {
-	Key   string // the Redis key, prefix included
-	Value string // the value the holder wrote (the token, for most techniques)
-	Fence uint64
+	Key     string // the Redis key, prefix included
+	Value   string // the value the holder wrote (the token, for most techniques)
+	Fence   uint64
+	Channel string // where Release publishes its notice: ReleaseChannel(Key)
 }
+
+// channelPrefix starts every release-notice channel.
+const channelPrefix = "lockzoo:released:"
+
+// ReleaseChannel is the pub/sub channel on which a release of the Redis key
+// rkey is announced. The message body is empty.
+func ReleaseChannel(rkey string) string { return channelPrefix + rkey }
+
+// BusyError is an acquire failure that knows how long the current holder's
+// lock has left. It matches strategy.ErrNotAcquired; Lock never waits longer
+// than Remaining before its next attempt.
+type BusyError struct {
+	Key       string
+	Remaining time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%q is held for %v more: %v", e.Key, e.Remaining, strategy.ErrNotAcquired)
+}
+
+// Unwrap makes errors.Is(err, strategy.ErrNotAcquired) true.
+func (e *BusyError) Unwrap() error { return strategy.ErrNotAcquired }
 
 // Technique is the part of a lock that is specific to one technique: its
 // Redis commands. Methods are called concurrently.

@@ -19,8 +19,9 @@ var (
 )
 
 // CompareDelete returns the owner-checked release script: KEYS[1] is the
-// lock, ARGV[1] the owner's token; it replies 1 when it deleted the lock and
-// 0 when the lock was missing or someone else's.
+// lock, ARGV[1] the owner's token and the optional ARGV[2] a channel to
+// publish a release notice on; it replies 1 when it deleted the lock (and
+// published) and 0 when the lock was missing or someone else's.
 func CompareDelete() *redis.Script { return redis.NewScript(1, compareDelete) }
 
 // ComparePExpire returns the owner-checked extend script: KEYS[1] is the

@@ -1,0 +1,100 @@
+package engine
+
+import "sync"
+
+// lines keeps, per Redis key, the FIFO line of this Locker's goroutines
+// waiting in Lock. Only the head of a line contends for the key in Redis;
+// the others wait their turn locally. That serves local waiters in order (a
+// goroutine that releases and at once locks again joins the back of the
+// line instead of barging in), and keeps one poller per key per process.
+// The head is poked when a local lease on the key is released or a release
+// notice arrives.
+type lines struct {
+	mu    sync.Mutex
+	byKey map[string]*line
+}
+
+type line struct {
+	waiters    []*waiter // waiters[0] is the head
+	subscribed bool      // the head subscribed to the key's release notices
+}
+
+type waiter struct {
+	turn chan struct{} // closed when the waiter becomes the head
+	poke chan struct{} // capacity 1: "try again now"
+}
+
+// join appends a waiter for key; it is the head at once if the line was
+// empty.
+func (q *lines) join(key string) *waiter {
+	w := &waiter{turn: make(chan struct{}), poke: make(chan struct{}, 1)}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.byKey == nil {
+		q.byKey = map[string]*line{}
+	}
+	ln := q.byKey[key]
+	if ln == nil {
+		ln = &line{}
+		q.byKey[key] = ln
+	}
+	ln.waiters = append(ln.waiters, w)
+	if len(ln.waiters) == 1 {
+		close(w.turn)
+	}
+	return w
+}
+
+// leave removes w from key's line, handing the turn on if w was the head.
+// It reports whether the line is now empty and had subscribed, in which
+// case the caller unsubscribes.
+func (q *lines) leave(key string, w *waiter) (unsubscribe bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ln := q.byKey[key]
+	if ln == nil {
+		return false
+	}
+	for i, x := range ln.waiters {
+		if x != w {
+			continue
+		}
+		ln.waiters = append(ln.waiters[:i], ln.waiters[i+1:]...)
+		if i == 0 && len(ln.waiters) > 0 {
+			close(ln.waiters[0].turn)
+		}
+		break
+	}
+	if len(ln.waiters) > 0 {
+		return false
+	}
+	delete(q.byKey, key)
+	return ln.subscribed
+}
+
+// markSubscribed records that key's line holds a subscription, and reports
+// whether it did not already (so the caller subscribes exactly once).
+func (q *lines) markSubscribed(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ln := q.byKey[key]
+	if ln == nil || ln.subscribed {
+		return false
+	}
+	ln.subscribed = true
+	return true
+}
+
+// poke tells the head of key's line, if any, to try again now.
+func (q *lines) poke(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ln := q.byKey[key]
+	if ln == nil || len(ln.waiters) == 0 {
+		return
+	}
+	select {
+	case ln.waiters[0].poke <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,144 @@
+// Package notify carries lock-release notices over Redis pub/sub, so that a
+// waiter wakes when the lock it wants is released instead of polling.
+//
+//	import "github.com/lockzoo/lockzoo/internal/notify"
+//
+// A Hub keeps one subscription connection per Redis node and multiplexes
+// every channel its users subscribe to over it. Subscribe counts references
+// per channel; the first reference sends SUBSCRIBE and the last one sends
+// UNSUBSCRIBE. When a connection fails the Hub reconnects with backoff and
+// subscribes again, and meanwhile tells every channel's listener to look
+// for itself (a notice may have been lost). Listeners must never depend on
+// a notice alone: it is a hint that shortens a wait, and a timer must bound
+// every wait.
+//
+// Each node's connection is served by one goroutine, started with the first
+// subscription and ended when the last channel is unsubscribed.
+package notify
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Reconnect backoff bounds.
+const (
+	minBackoff = 5 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// Hub subscribes to channels on one or more Redis nodes and reports every
+// message to onNotice. It is safe for concurrent use.
+type Hub struct {
+	pools    []strategy.Pool
+	onNotice func(channel string)
+
+	mu       sync.Mutex
+	channels map[string]*channel
+	sessions []*session // one per pool while any channel is subscribed
+}
+
+type channel struct {
+	refs      int
+	confirmed chan struct{} // closed on the first SUBSCRIBE confirmation
+	isConfirm bool
+}
+
+// NewHub returns a Hub over pools that calls onNotice(channel) for each
+// message received, from the Hub's goroutines, never while holding the
+// Hub's lock.
+func NewHub(pools []strategy.Pool, onNotice func(channel string)) *Hub {
+	return &Hub{pools: pools, onNotice: onNotice, channels: map[string]*channel{}}
+}
+
+// Subscribe adds a reference to name and returns a channel that is closed
+// once a node has confirmed the subscription. It never blocks on Redis:
+// callers wait on the returned channel with a bound of their own.
+func (h *Hub) Subscribe(name string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.channels[name]
+	if !ok {
+		c = &channel{confirmed: make(chan struct{})}
+		h.channels[name] = c
+	}
+	c.refs++
+	if ok {
+		return c.confirmed
+	}
+	if h.sessions == nil {
+		h.start()
+		return c.confirmed // each session subscribes to every channel on connect
+	}
+	for _, s := range h.sessions {
+		s.send("SUBSCRIBE", name)
+	}
+	return c.confirmed
+}
+
+// Unsubscribe drops a reference to name; the last one unsubscribes, and when
+// no channel is left the Hub closes its connections and its goroutines end.
+func (h *Hub) Unsubscribe(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.channels[name]
+	if !ok {
+		return
+	}
+	if c.refs--; c.refs > 0 {
+		return
+	}
+	delete(h.channels, name)
+	if len(h.channels) == 0 {
+		for _, s := range h.sessions {
+			s.cancel()
+		}
+		h.sessions = nil
+		return
+	}
+	for _, s := range h.sessions {
+		s.send("UNSUBSCRIBE", name)
+	}
+}
+
+// start launches one session per pool. h.mu is held.
+func (h *Hub) start() {
+	for _, p := range h.pools {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := &session{hub: h, pool: p, cancel: cancel}
+		h.sessions = append(h.sessions, s)
+		go s.run(ctx)
+	}
+}
+
+// confirm marks name as subscribed on at least one node.
+func (h *Hub) confirm(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.channels[name]; ok && !c.isConfirm {
+		c.isConfirm = true
+		close(c.confirmed)
+	}
+}
+
+// names returns the subscribed channels. h.mu is held.
+func (h *Hub) names() []any {
+	names := make([]any, 0, len(h.channels))
+	for name := range h.channels {
+		names = append(names, name)
+	}
+	return names
+}
+
+// pokeAll tells every channel's listener to look for itself.
+func (h *Hub) pokeAll() {
+	h.mu.Lock()
+	names := h.names()
+	h.mu.Unlock()
+	for _, name := range names {
+		h.onNotice(name.(string))
+	}
+}

@@ -1,0 +1,236 @@
+package luarelease_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// noPolling is a retry policy that would make a waiter sleep an hour
+// between attempts: a waiter that gets the lock sooner was woken by a
+// release notice or by the holder's reported TTL.
+var noPolling = strategy.Fixed(time.Hour)
+
+func newLocker(t *testing.T, pool strategy.Pool, cfg strategy.Config) strategy.Locker {
+	t.Helper()
+	l, err := luarelease.New(pool, cfg)
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	return l
+}
+
+// lockAsync runs Lock in a goroutine; the returned channel yields its
+// result. The goroutine ends when Lock returns (bounded by ctx).
+func lockAsync(ctx context.Context, l strategy.Locker, key string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		lease, err := l.Lock(ctx, key)
+		if err == nil {
+			err = lease.Unlock(context.Background())
+		}
+		done <- err
+	}()
+	return done
+}
+
+// waitLocked fails the test unless done yields nil within bound.
+func waitLocked(t *testing.T, done <-chan error, bound time.Duration, why string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("waiter Lock() = %v, want nil (%s)", err, why)
+		}
+	case <-time.After(bound):
+		t.Fatalf("waiter did not get the lock within %v (%s)", bound, why)
+	}
+	return time.Since(start)
+}
+
+// TestReleaseNoticeWakesRemoteWaiter: a waiter in another Locker (another
+// process, in effect) that never polls gets the lock as soon as the holder
+// releases it, through the pub/sub notice.
+func TestReleaseNoticeWakesRemoteWaiter(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	holder := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	waiter := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	lease, err := holder.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	done := lockAsync(ctx, waiter, "k")
+	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	d := waitLocked(t, done, 5*time.Second, "woken by the release notice")
+	t.Logf("hand-off through pub/sub: %v", d)
+}
+
+// TestLostNoticeFallsBackToTimer: the subscription connection is killed
+// while a waiter waits; the waiter still gets the lock through its timer,
+// and after the Hub reconnects, notices wake waiters again.
+func TestLostNoticeFallsBackToTimer(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	holder := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	waiter := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: strategy.Fixed(300 * time.Millisecond)})
+
+	lease, err := holder.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	done := lockAsync(ctx, waiter, "k")
+	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
+		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
+	}
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitLocked(t, done, 5*time.Second, "timer fallback after a lost notice")
+
+	// The Hub reconnected: a waiter that never polls is woken again.
+	slow := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	lease, err = holder.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	done = lockAsync(ctx, slow, "k")
+	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
+		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
+	}
+	waitSubscribed(t, node, "lockzoo:released:lock:k") // resubscribed after reconnecting
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitLocked(t, done, 5*time.Second, "notice after reconnect")
+}
+
+// TestWaiterNeverSleepsPastExpiry: the holder dies; a waiter whose policy
+// would sleep an hour gets the lock once the holder's reported TTL runs
+// out.
+func TestWaiterNeverSleepsPastExpiry(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	holder := newLocker(t, node.Pool(), strategy.Config{TTL: 300 * time.Millisecond})
+	if _, err := holder.TryLock(ctx, "k"); err != nil { // dies holding it
+		t.Fatalf("TryLock() = %v, want nil", err)
+	}
+	waiter := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	d := waitLocked(t, lockAsync(ctx, waiter, "k"), 5*time.Second, "the holder's TTL ran out")
+	t.Logf("got the lock %v after the holder died (TTL 300ms)", d)
+}
+
+// TestLocalWaitersAreServedInOrder: a goroutine that releases and locks
+// again at once joins the back of the line: the goroutine already waiting
+// gets the lock first.
+func TestLocalWaitersAreServedInOrder(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	a, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	order := make(chan string, 2)
+	bHolds := make(chan strategy.Lease, 1)
+	go func() {
+		lease, err := l.Lock(ctx, "k")
+		if err != nil {
+			order <- "B failed: " + err.Error()
+			bHolds <- nil
+			return
+		}
+		order <- "B"
+		bHolds <- lease
+	}()
+	waitSubscribed(t, node, "lockzoo:released:lock:k") // B is waiting
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	aDone := make(chan error, 1)
+	go func() { // A locks again at once
+		lease, err := l.Lock(ctx, "k")
+		if err == nil {
+			order <- "A"
+			err = lease.Unlock(ctx)
+		}
+		aDone <- err
+	}()
+	if first := <-order; first != "B" {
+		t.Fatalf("first to get the lock after A's release = %s, want B", first)
+	}
+	if b := <-bHolds; b != nil {
+		if err := b.Unlock(ctx); err != nil {
+			t.Errorf("B Unlock() = %v, want nil", err)
+		}
+	}
+	if err := <-aDone; err != nil {
+		t.Errorf("A's second Lock() = %v, want nil", err)
+	}
+}
+
+// TestFencesIncrease: 1,000 successive holders of a key get strictly
+// increasing fencing tokens, also across Locker instances.
+func TestFencesIncrease(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx := context.Background()
+	lockers := []strategy.Locker{
+		newLocker(t, node.Pool(), strategy.Config{}),
+		newLocker(t, node.Pool(), strategy.Config{}),
+	}
+	var last uint64
+	for i := range 1000 {
+		lease, err := lockers[i%2].Lock(ctx, "fenced")
+		if err != nil {
+			t.Fatalf("Lock() #%d = %v, want nil", i, err)
+		}
+		if f := lease.Fence(); f <= last {
+			t.Fatalf("Fence() #%d = %d, want > %d", i, f, last)
+		}
+		last = lease.Fence()
+		if err := lease.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock() #%d = %v, want nil", i, err)
+		}
+	}
+	if got, err := redis.Uint64(node.Do("GET", luarelease.FenceKey("lock:fenced"))); err != nil || got != last {
+		t.Errorf("fence counter = %d, %v; want %d", got, err, last)
+	}
+}
+
+// waitSubscribed waits until the node reports a subscriber on channel.
+func waitSubscribed(t *testing.T, node *redistest.Node, channel string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		reply, err := redis.Values(node.Do("PUBSUB", "NUMSUB", channel))
+		if err == nil && len(reply) == 2 {
+			if n, _ := redis.Int(reply[1], nil); n > 0 {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no subscriber on %s within 5s", channel)
+}
