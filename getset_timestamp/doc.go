@@ -71,6 +71,16 @@
 // lost. Extend, which sends GETSET without a GET, does the same when the
 // old value is not a timestamp.
 //
+// # Waiting and release notices
+//
+// Lock follows lockzoo's common waiting policy: this Locker's goroutines
+// waiting for one key queue in FIFO order and only the first contends in
+// Redis; it retries when a release notice arrives, or when Config.Retry's
+// wait (250 µs growing to 4 ms by default) ends. Release publishes an empty
+// notice on lockzoo:released:<prefix><key> in the same round trip as its
+// delete (pipelined with the DEL). The notice is lockzoo's addition, not the article's; the
+// acquire and release steps are otherwise the article's.
+//
 // # Weaknesses
 //
 // Clients' clocks decide everything (ClockSafe is false). A client whose

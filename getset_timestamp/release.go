@@ -28,7 +28,12 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := fault.At(ctx, fault.GetSetTimestampReleaseAfterCheck); err != nil {
 		return err
 	}
-	n, err := redis.Int(engine.Do(ctx, t.pool, "DEL", h.Key))
+	var n int
+	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		var err error
+		n, err = engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
+		return err
+	})
 	switch {
 	case err != nil:
 		return fmt.Errorf("lockzoo: getset_timestamp: DEL %q: %w", h.Key, err)

@@ -27,7 +27,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: set_nx_ex: %w", err)
 	}
-	e, err := engine.New(&technique{pool: pool}, properties(), cfg)
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -91,20 +91,24 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 // Release sends GET, compares, then sends DEL: two commands with a window
 // between them (fault.SetNXExReleaseAfterGet).
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.checkThen(ctx, h, fault.SetNXExReleaseAfterGet, "DEL", h.Key)
+	return t.checkThen(ctx, h, fault.SetNXExReleaseAfterGet, func(c redis.Conn) (int, error) {
+		return engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
+	})
 }
 
 // Extend sends GET, compares, then sends EXPIRE in whole seconds rounded up
 // (fault.SetNXExExtendAfterGet between them).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, "EXPIRE", h.Key, ceilSeconds(ttl))
+	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
+		return redis.Int(redis.DoContext(c, ctx, "EXPIRE", h.Key, ceilSeconds(ttl)))
+	})
 }
 
 // checkThen runs GET key on one connection and, when the value is h's
-// token, passes point and runs cmd, a command that replies 1 when it found
-// the key and 0 when it did not. Nothing stops the key from changing hands
-// between the two.
-func (t *technique) checkThen(ctx context.Context, h engine.Held, point, cmd string, args ...any) error {
+// token, passes point and runs act, which reports how many keys it acted on
+// (1 found, 0 gone). Nothing stops the key from changing hands between the
+// two.
+func (t *technique) checkThen(ctx context.Context, h engine.Held, point string, act func(redis.Conn) (int, error)) error {
 	return engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		v, err := redis.String(redis.DoContext(c, ctx, "GET", h.Key))
 		switch {
@@ -118,12 +122,12 @@ func (t *technique) checkThen(ctx context.Context, h engine.Held, point, cmd str
 		if err := fault.At(ctx, point); err != nil {
 			return err
 		}
-		n, err := redis.Int(redis.DoContext(c, ctx, cmd, args...))
+		n, err := act(c)
 		switch {
 		case err != nil:
-			return fmt.Errorf("%s %q: %w", cmd, h.Key, err)
+			return fmt.Errorf("%q after GET: %w", h.Key, err)
 		case n == 0:
-			return fmt.Errorf("%w: the key expired between GET and %s", strategy.ErrNotHeld, cmd)
+			return fmt.Errorf("%w: the key expired after GET", strategy.ErrNotHeld)
 		}
 		return nil
 	})

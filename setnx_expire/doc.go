@@ -44,6 +44,16 @@
 // lease's Deadline counts the TTL asked for, not the rounded one, so it
 // never runs past the key's expiry.
 //
+// # Waiting and release notices
+//
+// Lock follows lockzoo's common waiting policy: this Locker's goroutines
+// waiting for one key queue in FIFO order and only the first contends in
+// Redis; it retries when a release notice arrives, or when Config.Retry's
+// wait (250 µs growing to 4 ms by default) ends. Release publishes an empty
+// notice on lockzoo:released:<prefix><key> in the same round trip as its
+// delete (inside the MULTI/EXEC, after the DEL). The notice is lockzoo's addition, not the article's; the
+// acquire and release steps are otherwise the article's.
+//
 // # Weaknesses
 //
 // Acquire is not atomic. A client that dies, or loses its connection,

@@ -28,7 +28,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: setnx_expire: %w", err)
 	}
-	e, err := engine.New(&technique{pool: pool}, properties(), cfg)
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +128,11 @@ func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
 
 // Release deletes the lock under WATCH if it still holds h's token.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.watched(ctx, h, fault.SetNXExpireReleaseAfterWatch, "DEL", h.Key)
+	return engine.Watched(ctx, t.pool, h, fault.SetNXExpireReleaseAfterWatch, true, "DEL", h.Key)
 }
 
 // Extend sets the lock's expiry to ttl, rounded up to whole seconds, under
 // WATCH if it still holds h's token.
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, t.watched(ctx, h, fault.SetNXExpireExtendAfterWatch, "EXPIRE", h.Key, seconds(ttl))
+	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, seconds(ttl))
 }

@@ -19,16 +19,19 @@
 //     lock is ours; a nil reply means someone else holds it (ErrNotAcquired).
 //     The lease's Deadline counts the TTL asked for, not the rounded one, so
 //     it never runs past the key's expiry.
-//  2. Lock repeats step 1 under Config.Retry until it succeeds or ctx ends
-//     (the article sleeps 1 ms between attempts; the default Retry starts at
-//     250 µs and grows to 4 ms).
+//  2. Lock repeats step 1 until it succeeds or ctx ends (the article sleeps
+//     1 ms between attempts). lockzoo's common waiting policy applies: this
+//     Locker's waiters for one key queue in FIFO order, and the first retries
+//     when a release notice arrives or Config.Retry's wait (250 µs growing to
+//     4 ms by default) ends.
 //  3. Release, on one connection:
 //     a. WATCH key, then GET key (two round trips, as redis-py's immediate
 //     mode sends them).
 //     b. If the value is not our token, UNWATCH and return ErrNotHeld: the
 //     lock expired or someone else holds it now.
-//     c. Otherwise send MULTI, DEL key, EXEC together (one round trip, like
-//     redis-py's pipe.execute()). If the key was written after WATCH, Redis
+//     c. Otherwise send MULTI, DEL key, PUBLISH lockzoo:released:<key>, EXEC
+//     together (one round trip, like redis-py's pipe.execute(); the PUBLISH
+//     is lockzoo's release notice for waiters, not the article's). If the key was written after WATCH, Redis
 //     aborts the transaction (EXEC replies nil, redis-py's WatchError) and
 //     the release starts over at a.; the next GET sees the new value and
 //     step b. returns ErrNotHeld, or, if the key still holds our token, the
@@ -39,8 +42,8 @@
 // pipelined MULTI/DEL/EXEC. A release that finds the lock gone also costs
 // three (WATCH, GET, UNWATCH). Each retry after an abort adds three more.
 // The fault points fault.WatchMultiReleaseAfterWatch and
-// fault.WatchMultiExtendAfterWatch mark each pass of the loop right after
-// the GET, before the token is compared and MULTI is sent.
+// fault.WatchMultiExtendAfterWatch mark each pass of the loop right after a
+// GET that matched, before MULTI is sent.
 //
 // # Weaknesses
 //

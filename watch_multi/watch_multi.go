@@ -2,11 +2,9 @@ package watchmulti
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -27,7 +25,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: watch_multi: %w", err)
 	}
-	e, err := engine.New(&technique{pool: pool}, properties(), cfg)
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -86,92 +84,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.transact(ctx, fault.WatchMultiReleaseAfterWatch, h, "DEL", h.Key)
+	return engine.Watched(ctx, t.pool, h, fault.WatchMultiReleaseAfterWatch, true, "DEL", h.Key)
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, t.transact(ctx, fault.WatchMultiExtendAfterWatch, h, "PEXPIRE", h.Key, ceilMillis(ttl))
-}
-
-// transact runs the article's optimistic transaction on one connection:
-// WATCH key, GET key, and, while the value is h's token, MULTI cmd EXEC;
-// it starts over whenever EXEC aborts because the key was written after
-// WATCH. It returns an error wrapping strategy.ErrNotHeld when GET shows
-// the lock is not h's, or when cmd finds the key gone.
-func (t *technique) transact(ctx context.Context, point string, h engine.Held, cmd string, args ...any) error {
-	return engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		for {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			mine, err := watchAndCompare(ctx, c, h)
-			if err != nil {
-				return err
-			}
-			// Left here with an error, the connection still watches the
-			// key; redigo's pool sends UNWATCH when it takes it back.
-			if err := fault.At(ctx, point); err != nil {
-				return err
-			}
-			if !mine {
-				if _, err := redis.DoContext(c, ctx, "UNWATCH"); err != nil {
-					return fmt.Errorf("UNWATCH %q: %w", h.Key, err)
-				}
-				return fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
-			}
-			done, err := execute(ctx, c, cmd, args...)
-			if err != nil || done {
-				return err
-			}
-			// EXEC aborted: the key changed after WATCH. Start over.
-		}
-	})
-}
-
-// watchAndCompare sends WATCH key and GET key, and reports whether the key
-// holds h's token.
-func watchAndCompare(ctx context.Context, c redis.Conn, h engine.Held) (bool, error) {
-	if _, err := redis.DoContext(c, ctx, "WATCH", h.Key); err != nil {
-		return false, fmt.Errorf("WATCH %q: %w", h.Key, err)
-	}
-	v, err := redis.String(redis.DoContext(c, ctx, "GET", h.Key))
-	switch {
-	case errors.Is(err, redis.ErrNil):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("GET %q: %w", h.Key, err)
-	}
-	return v == h.Value, nil
-}
-
-// execute sends MULTI, cmd and EXEC in one round trip. It returns false
-// when EXEC aborted (a watched key changed), true when cmd ran and changed
-// the key, and an error wrapping strategy.ErrNotHeld when cmd ran but found
-// no key (it expired after GET).
-func execute(ctx context.Context, c redis.Conn, cmd string, args ...any) (bool, error) {
-	if err := c.Send("MULTI"); err != nil {
-		return false, fmt.Errorf("MULTI: %w", err)
-	}
-	if err := c.Send(cmd, args...); err != nil {
-		return false, fmt.Errorf("%s: %w", cmd, err)
-	}
-	replies, err := redis.Values(redis.DoContext(c, ctx, "EXEC"))
-	switch {
-	case errors.Is(err, redis.ErrNil):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("MULTI %s EXEC: %w", cmd, err)
-	case len(replies) != 1:
-		return false, fmt.Errorf("MULTI %s EXEC: %d replies, want 1", cmd, len(replies))
-	}
-	n, err := redis.Int(replies[0], nil)
-	switch {
-	case err != nil:
-		return false, fmt.Errorf("%s in MULTI: %w", cmd, err)
-	case n == 0:
-		return false, fmt.Errorf("%w: the key expired before %s ran", strategy.ErrNotHeld, cmd)
-	}
-	return true, nil
+	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, ceilMillis(ttl))
 }
 
 // ceilSeconds returns d in whole seconds, rounded up, as the article's
