@@ -1,6 +1,7 @@
 package strategy_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -32,4 +33,21 @@ func ExampleExponential() {
 	// 3 true
 	// 4 true
 	// 5 true
+}
+
+// Run ties work to a lock: the lock is extended while fn runs, fn's context
+// ends if the lock is lost, and the lock is released afterwards.
+func ExampleRun() {
+	var locker strategy.Locker // e.g. luarelease.New(pool, strategy.Config{TTL: 10 * time.Second})
+	if locker == nil {
+		return
+	}
+	err := strategy.Run(context.Background(), locker, "nightly-report", func(ctx context.Context) error {
+		// ... long work; stop as soon as ctx is done:
+		// errors.Is(context.Cause(ctx), strategy.ErrNotHeld) means the lock was lost.
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
 }

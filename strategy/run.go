@@ -1,0 +1,103 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// RunReleaseTimeout bounds the Unlock that Run makes after fn returns. It
+// runs on a fresh context, so a cancelled ctx still releases the lock.
+const RunReleaseTimeout = 5 * time.Second
+
+// Run locks key with locker, runs fn while keeping the lock alive, and
+// releases it.
+//
+// fn gets a context derived from ctx that is also cancelled when the lock
+// is lost: when an extension reports the lock gone, or when the lease's
+// Deadline arrives without a successful extension (Redis unreachable, or a
+// technique that cannot extend). Then context.Cause of fn's context wraps
+// ErrNotHeld; fn should stop touching the protected resource at once. The
+// lease is extended by its own TTL every third of that TTL, the TTL being
+// the validity the lease had when acquired (measured by the technique on
+// the monotonic clock from before the acquire was sent). When fn returns,
+// Run stops extending and calls Unlock with a fresh context bounded by
+// RunReleaseTimeout, even if ctx was cancelled.
+//
+// Run returns the error from Lock if the lock was not acquired (it wraps
+// ErrNotAcquired); otherwise fn's error if it is not nil; otherwise the
+// cause of the lock's loss (wrapping ErrNotHeld) if it was lost while fn
+// ran; otherwise Unlock's error. The goroutine that extends the lease ends
+// before Run returns.
+func Run(ctx context.Context, locker Locker, key string, fn func(ctx context.Context) error) error {
+	lease, err := locker.Lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	work, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var lost error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		lost = keepAlive(work, lease, stop)
+		if lost != nil {
+			cancel(lost)
+		}
+	})
+	fnErr := fn(work)
+	close(stop)
+	wg.Wait()
+
+	release, cancelRelease := context.WithTimeout(context.WithoutCancel(ctx), RunReleaseTimeout)
+	defer cancelRelease()
+	unlockErr := lease.Unlock(release)
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case lost != nil:
+		return lost
+	}
+	return unlockErr
+}
+
+// keepAlive extends lease every third of its validity until stop closes,
+// and returns an error wrapping ErrNotHeld when the lock is lost: an
+// extension says so, or the deadline passes unextended. It returns nil when
+// stopped. ctx ending (the caller's cancellation) only stops it.
+func keepAlive(ctx context.Context, lease Lease, stop <-chan struct{}) error {
+	deadline := lease.Deadline()
+	period := max(time.Until(deadline)/3, time.Millisecond)
+	expire := time.NewTimer(time.Until(deadline))
+	defer expire.Stop()
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-ctx.Done():
+			<-stop
+			return nil
+		case <-expire.C:
+			return fmt.Errorf("lockzoo: run %q: %w: the lease's deadline passed without an extension", lease.Key(), ErrNotHeld)
+		case <-tick.C:
+			// Bound the extension by the deadline: past it the lock is gone
+			// whatever Redis answers.
+			ext, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+			err := lease.Extend(ext, 0)
+			cancel()
+			switch {
+			case err == nil:
+				deadline = lease.Deadline()
+				expire.Reset(time.Until(deadline))
+			case errors.Is(err, ErrNotHeld):
+				return fmt.Errorf("lockzoo: run %q: lock lost: %w", lease.Key(), err)
+			}
+			// Other failures (Redis unreachable, ErrUnsupported) are retried
+			// on the next tick until the deadline decides.
+		}
+	}
+}

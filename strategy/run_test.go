@@ -1,0 +1,132 @@
+package strategy_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+func newLocker(t *testing.T, node *redistest.Node, ttl time.Duration) strategy.Locker {
+	t.Helper()
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: ttl})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	return l
+}
+
+// TestRunKeepsTheLock: fn outlives several TTLs and holds the lock all
+// along; afterwards the lock is released.
+func TestRunKeepsTheLock(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	const ttl = 300 * time.Millisecond
+	l := newLocker(t, node, ttl)
+	other := newLocker(t, node, ttl)
+	err := strategy.Run(context.Background(), l, "job", func(ctx context.Context) error {
+		end := time.Now().Add(4 * ttl)
+		for time.Now().Before(end) {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if lease, err := other.TryLock(ctx, "job"); !errors.Is(err, strategy.ErrNotAcquired) {
+				if lease != nil {
+					lease.Unlock(ctx)
+				}
+				t.Errorf("TryLock() by another client during Run = %v, want %v", err, strategy.ErrNotAcquired)
+				return nil
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Run() = %v, want nil", err)
+	}
+	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
+		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0", n, err)
+	}
+}
+
+// TestRunCancelsWhenLockLost: the key is deleted from outside; fn's
+// context is cancelled within one extension period, with a cause wrapping
+// ErrNotHeld, and Run reports the loss.
+func TestRunCancelsWhenLockLost(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	const ttl = 600 * time.Millisecond
+	l := newLocker(t, node, ttl)
+	var cause error
+	var waited time.Duration
+	err := strategy.Run(context.Background(), l, "job", func(ctx context.Context) error {
+		if _, err := node.Do("DEL", "lock:job"); err != nil {
+			t.Errorf("DEL = %v, want nil", err)
+		}
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			waited = time.Since(start)
+			cause = context.Cause(ctx)
+		case <-time.After(5 * time.Second):
+			t.Errorf("fn's context was not cancelled within 5s of the key's deletion")
+		}
+		return nil
+	})
+	if !errors.Is(cause, strategy.ErrNotHeld) {
+		t.Errorf("context.Cause() = %v, want %v", cause, strategy.ErrNotHeld)
+	}
+	if period := ttl / 3; waited > period+200*time.Millisecond {
+		t.Errorf("cancelled %v after the deletion, want within one extension period (%v)", waited, period)
+	}
+	if !errors.Is(err, strategy.ErrNotHeld) {
+		t.Errorf("Run() = %v, want %v", err, strategy.ErrNotHeld)
+	}
+	t.Logf("fn cancelled %v after the key was deleted (period %v)", waited, ttl/3)
+}
+
+// TestRunReleasesAfterParentCancelled: the caller's context is cancelled
+// while fn runs; Run still releases the lock and returns fn's error.
+func TestRunReleasesAfterParentCancelled(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l := newLocker(t, node, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	err := strategy.Run(ctx, l, "job", func(ctx context.Context) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run() = %v, want %v", err, context.Canceled)
+	}
+	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
+		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0 (released despite the cancelled parent)", n, err)
+	}
+}
+
+// TestRunNotAcquired: a held lock and a short context give the Lock error.
+func TestRunNotAcquired(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l := newLocker(t, node, 10*time.Second)
+	lease, err := l.TryLock(context.Background(), "job")
+	if err != nil {
+		t.Fatalf("TryLock() = %v, want nil", err)
+	}
+	defer lease.Unlock(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	err = strategy.Run(ctx, l, "job", func(context.Context) error { ran = true; return nil })
+	if !errors.Is(err, strategy.ErrNotAcquired) || ran {
+		t.Errorf("Run() = %v (fn ran: %v), want %v and fn not run", err, ran, strategy.ErrNotAcquired)
+	}
+}
