@@ -41,7 +41,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	exp, validity := expiryAt(now, a.TTL)
 	won := engine.Grant{Value: exp.String(), Validity: validity}
 
-	ok, err := redis.Bool(redis.DoContext(c, ctx, "SETNX", a.Key, exp.String()))
+	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
 	if err != nil {
 		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: SETNX %q: %w", a.Key, err)
 	}
@@ -52,7 +52,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGet); err != nil {
 		return engine.Grant{}, false, err
 	}
-	cur, err := redis.String(redis.DoContext(c, ctx, "GET", a.Key))
+	cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		// Released between SETNX and GET (the article's int(None) crash):
@@ -73,7 +73,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGetSet); err != nil {
 		return engine.Grant{}, false, err
 	}
-	old, err := redis.String(redis.DoContext(c, ctx, "GETSET", a.Key, exp.String()))
+	old, err := redis.String(engine.DoContext(ctx, c, "GETSET", a.Key, exp.String()))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		// Deleted between GET and GETSET (the article's second int(None)):

@@ -52,7 +52,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	exp, validity := expiryAt(now, ttl)
 	var g engine.Grant
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		old, err := redis.String(redis.DoContext(c, ctx, "GETSET", h.Key, exp.String()))
+		old, err := redis.String(engine.DoContext(ctx, c, "GETSET", h.Key, exp.String()))
 		switch {
 		case errors.Is(err, redis.ErrNil):
 			return fmt.Errorf("%w: the key was gone; GETSET has created it again with %d", strategy.ErrNotHeld, exp)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // stamp is an expiry time in Unix milliseconds, as stored in the lock key.
@@ -69,15 +71,15 @@ func restore(ctx context.Context, c redis.Conn, key, ours, old string) error {
 }
 
 func restoreOnce(ctx context.Context, c redis.Conn, key, ours, old string) (bool, error) {
-	if _, err := redis.DoContext(c, ctx, "WATCH", key); err != nil {
+	if _, err := engine.DoContext(ctx, c, "WATCH", key); err != nil {
 		return false, fmt.Errorf("WATCH: %w", err)
 	}
-	got, err := redis.String(redis.DoContext(c, ctx, "GET", key))
+	got, err := redis.String(engine.DoContext(ctx, c, "GET", key))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
 		return false, fmt.Errorf("GET: %w", err)
 	}
 	if err != nil || got != ours {
-		if _, err := redis.DoContext(c, ctx, "UNWATCH"); err != nil {
+		if _, err := engine.DoContext(ctx, c, "UNWATCH"); err != nil {
 			return false, fmt.Errorf("UNWATCH: %w", err)
 		}
 		return false, nil
@@ -88,7 +90,7 @@ func restoreOnce(ctx context.Context, c redis.Conn, key, ours, old string) (bool
 	if err := c.Send("SET", key, old); err != nil {
 		return false, fmt.Errorf("SET: %w", err)
 	}
-	replies, err := redis.Values(redis.DoContext(c, ctx, "EXEC"))
+	replies, err := redis.Values(engine.DoContext(ctx, c, "EXEC"))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		return false, nil // the key was written after WATCH

@@ -100,7 +100,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // (fault.SetNXExExtendAfterGet between them).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
 	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
-		return redis.Int(redis.DoContext(c, ctx, "EXPIRE", h.Key, ceilSeconds(ttl)))
+		return redis.Int(engine.DoContext(ctx, c, "EXPIRE", h.Key, ceilSeconds(ttl)))
 	})
 }
 
@@ -110,7 +110,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 // two.
 func (t *technique) checkThen(ctx context.Context, h engine.Held, point string, act func(redis.Conn) (int, error)) error {
 	return engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		v, err := redis.String(redis.DoContext(c, ctx, "GET", h.Key))
+		v, err := redis.String(engine.DoContext(ctx, c, "GET", h.Key))
 		switch {
 		case errors.Is(err, redis.ErrNil):
 			return fmt.Errorf("%w: the key is missing", strategy.ErrNotHeld)

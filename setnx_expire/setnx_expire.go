@@ -85,7 +85,7 @@ func seconds(ttl time.Duration) int64 {
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
 	secs := seconds(a.TTL)
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		won, err := redis.Bool(redis.DoContext(c, ctx, "SETNX", a.Key, a.Token))
+		won, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, a.Token))
 		if err != nil {
 			return fmt.Errorf("lockzoo: setnx_expire: SETNX %q: %w", a.Key, err)
 		}
@@ -96,7 +96,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		if err := fault.At(ctx, fault.SetNXExpireAcquireAfterSetNX); err != nil {
 			return err
 		}
-		set, err := redis.Bool(redis.DoContext(c, ctx, "EXPIRE", a.Key, secs))
+		set, err := redis.Bool(engine.DoContext(ctx, c, "EXPIRE", a.Key, secs))
 		if err != nil {
 			return fmt.Errorf("lockzoo: setnx_expire: EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
 		}
@@ -113,14 +113,14 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 // the repair itself is wrapped alongside ErrNotAcquired.
 func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
 	held := fmt.Errorf("lockzoo: setnx_expire: %q: %w", key, strategy.ErrNotAcquired)
-	ttl, err := redis.Int64(redis.DoContext(c, ctx, "TTL", key))
+	ttl, err := redis.Int64(engine.DoContext(ctx, c, "TTL", key))
 	if err != nil {
 		return fmt.Errorf("%w (TTL check failed: %w)", held, err)
 	}
 	if ttl != -1 {
 		return held
 	}
-	if _, err := redis.DoContext(c, ctx, "EXPIRE", key, secs); err != nil {
+	if _, err := engine.DoContext(ctx, c, "EXPIRE", key, secs); err != nil {
 		return fmt.Errorf("%w (repairing its missing TTL failed: %w)", held, err)
 	}
 	return held

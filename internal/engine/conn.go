@@ -66,10 +66,21 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
-		reply, err = redis.DoContext(c, ctx, cmd, args...)
+		reply, err = DoContext(ctx, c, cmd, args...)
 		return err
 	})
 	return reply, err
+}
+
+// DoContext is redis.DoContext without its cost where ctx can never end
+// (context.Background, context.WithoutCancel): redigo bounds a call by a
+// context with a goroutine per call, which a context without a Done channel
+// does not need.
+func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	if ctx.Done() == nil {
+		return c.Do(cmd, args...)
+	}
+	return redis.DoContext(c, ctx, cmd, args...)
 }
 
 // Eval runs script on a connection from pool with EVALSHA, falling back to
@@ -78,7 +89,11 @@ func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAnd
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
-		reply, err = script.DoContext(ctx, c, keysAndArgs...)
+		if ctx.Done() == nil { // as in DoContext
+			reply, err = script.Do(c, keysAndArgs...)
+		} else {
+			reply, err = script.DoContext(ctx, c, keysAndArgs...)
+		}
 		return err
 	})
 	return reply, err

@@ -41,15 +41,15 @@ func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publ
 // watchedOnce makes one pass of Watched; done is false, with a nil error,
 // when EXEC aborted and the pass must be repeated.
 func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publish bool, cmd string, args ...any) (done bool, err error) {
-	if _, err := redis.DoContext(c, ctx, "WATCH", h.Key); err != nil {
+	if _, err := DoContext(ctx, c, "WATCH", h.Key); err != nil {
 		return false, fmt.Errorf("WATCH %q: %w", h.Key, err)
 	}
-	got, err := redis.String(redis.DoContext(c, ctx, "GET", h.Key))
+	got, err := redis.String(DoContext(ctx, c, "GET", h.Key))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
 		return false, fmt.Errorf("GET %q: %w", h.Key, err)
 	}
 	if err != nil || got != h.Value {
-		if _, err := redis.DoContext(c, ctx, "UNWATCH"); err != nil {
+		if _, err := DoContext(ctx, c, "UNWATCH"); err != nil {
 			return false, fmt.Errorf("UNWATCH %q: %w", h.Key, err)
 		}
 		return true, fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
@@ -70,7 +70,7 @@ func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publis
 			return false, fmt.Errorf("PUBLISH %q: %w", h.Channel, err)
 		}
 	}
-	replies, err := redis.Values(redis.DoContext(c, ctx, "EXEC"))
+	replies, err := redis.Values(DoContext(ctx, c, "EXEC"))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		return false, nil // aborted: the key was written after WATCH
@@ -99,7 +99,7 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 	if err := c.Send("PUBLISH", channel, ""); err != nil {
 		return 0, fmt.Errorf("PUBLISH %q: %w", channel, err)
 	}
-	replies, err := redis.Values(redis.DoContext(c, ctx, ""))
+	replies, err := redis.Values(DoContext(ctx, c, ""))
 	if err != nil {
 		return 0, fmt.Errorf("DEL %q + PUBLISH: %w", key, err)
 	}
