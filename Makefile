@@ -1,9 +1,11 @@
 # lockzoo: make test runs everything CI runs; make redis-image builds the
 # local Redis image for the docker test backend; make example runs the quick
-# start against a Redis node the test harness starts.
+# start against a Redis node the test harness starts; make compare runs the
+# race-condition suite and the benchmarks on every technique and prints how
+# they compare (COMPARE_FLAGS passes flags, e.g. COMPARE_FLAGS="-html r.html").
 GO ?= go
 
-.PHONY: test fmt-check vet redis-image example
+.PHONY: test fmt-check vet redis-image example compare
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -20,3 +22,6 @@ redis-image:
 
 example:
 	$(GO) test -count=1 -v -run TestQuickStart ./examples/quickstart/
+
+compare:
+	$(GO) run ./cmd/lockcompare $(COMPARE_FLAGS)

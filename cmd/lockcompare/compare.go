@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/strategy"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// Report is everything one run measured; -json writes it as it is.
+type Report struct {
+	Started    time.Time     `json:"started"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Backend    string        `json:"backend"` // "docker" or "process" (nodes from the harness), or "addrs"
+	Settings   Settings      `json:"settings"`
+	Scenarios  []string      `json:"scenarios"`
+	Techniques []Technique   `json:"techniques"`
+	Raw        Raw           `json:"raw"`
+	// Interrupted says the run ended early (ctx ended) and what is here is
+	// what had been measured by then.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Settings are the measurement parameters of a run.
+type Settings struct {
+	Addrs    []string       `json:"addrs,omitempty"`
+	Bench    time.Duration  `json:"bench_ns"`   // each uncontended measurement
+	Workers  int            `json:"workers"`    // uncontended goroutines
+	Workload bench.Workload `json:"workload"`   // the contended run
+	Pairs    int            `json:"trip_pairs"` // pairs counted for round trips
+}
+
+// Technique is one technique's verdicts and measurements. A measurement
+// that could not complete is nil, with the reason in Errors.
+type Technique struct {
+	Name       string                `json:"name"`
+	Nodes      int                   `json:"nodes"`
+	Properties *strategy.Properties  `json:"properties,omitempty"`
+	Results    []strategytest.Result `json:"results"`
+	Speed      *bench.Speed          `json:"speed,omitempty"`
+	Trips      *bench.Trips          `json:"round_trips,omitempty"`
+	Apart      *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
+	Shared     *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
+	Errors     []string              `json:"errors,omitempty"`
+}
+
+// Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured
+// at the start of the run and again at the end, so that a passing load on
+// the machine does not lower the ceiling. Speed is the faster of Runs.
+type Raw struct {
+	Speed *bench.Speed  `json:"speed,omitempty"`
+	Runs  []bench.Speed `json:"runs,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+// add records one measurement of the ceiling.
+func (r *Raw) add(s bench.Speed) {
+	r.Runs = append(r.Runs, s)
+	if r.Speed == nil || s.OpsPerSec > r.Speed.OpsPerSec {
+		r.Speed = &r.Runs[len(r.Runs)-1]
+	}
+}
+
+// RawName labels the ceiling row.
+const RawName = "raw SET NX PX + EVALSHA"
+
+// result returns the technique's result for scenario, if it ran.
+func (t Technique) result(scenario string) (strategytest.Result, bool) {
+	for _, r := range t.Results {
+		if r.Scenario == scenario {
+			return r, true
+		}
+	}
+	return strategytest.Result{}, false
+}
+
+// Problems lists what makes the run unsuccessful: verdicts that contradict
+// a technique's claims, scenarios and measurements that failed, and an
+// interrupted run.
+func (rep *Report) Problems() []string {
+	var out []string
+	if rep.Interrupted {
+		out = append(out, "the run was interrupted")
+	}
+	for _, t := range rep.Techniques {
+		for _, r := range t.Results {
+			if expected, judged := r.Expected(); judged && !expected {
+				out = append(out, r.String())
+			}
+		}
+		for _, e := range t.Errors {
+			out = append(out, t.Name+": "+e)
+		}
+	}
+	if rep.Raw.Error != "" {
+		out = append(out, RawName+": "+rep.Raw.Error)
+	}
+	return out
+}
+
+// compare runs the suite and the measurements that cfg asks for, reporting
+// progress to progress. It stops early, returning what it has with
+// Interrupted set, when ctx ends.
+func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
+	rep := &Report{
+		Started:   time.Now(),
+		Backend:   "addrs",
+		Scenarios: cfg.scenarios,
+		Settings: Settings{
+			Addrs: cfg.addrs, Bench: cfg.bench, Workers: cfg.workers,
+			Workload: cfg.workload, Pairs: cfg.pairs,
+		},
+	}
+	defer func() { rep.Elapsed = time.Since(rep.Started) }()
+	where := "fresh Redis nodes from the harness"
+	if len(cfg.addrs) > 0 {
+		where = fmt.Sprintf("the servers at %v", cfg.addrs)
+	}
+	fmt.Fprintf(progress, "lockcompare: %d techniques x %d scenarios, then the benchmarks, on %s\n",
+		len(cfg.techniques), len(cfg.scenarios), where)
+
+	ceiling := func() {
+		fmt.Fprintf(progress, "%s\n", RawName)
+		speed, backend, err := measureRaw(ctx, cfg)
+		if backend != "" {
+			rep.Backend = backend
+		}
+		if err != nil {
+			rep.Raw.Error = err.Error()
+			fmt.Fprintf(progress, "  %-20s failed: %v\n", "uncontended", err)
+			return
+		}
+		rep.Raw.add(speed)
+		fmt.Fprintf(progress, "  %-20s %s ops/s, pair p50 %s ms, p99 %s ms\n", "uncontended", opsText(speed.OpsPerSec), msText(speed.Pair.P50), msText(speed.Pair.P99))
+	}
+	ceiling()
+
+	for _, target := range cfg.techniques {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(progress, "%s\n", target.Name)
+		t := Technique{Name: target.Name, Nodes: max(target.Nodes, 1)}
+		results, err := strategytest.Evaluate(ctx, target, strategytest.Options{
+			Addrs:     cfg.addrs,
+			Scenarios: cfg.scenarios,
+			Progress: func(r strategytest.Result) {
+				fmt.Fprintf(progress, "  %-20s %-15s %d/%d  %s\n", r.Scenario, r.Verdict, r.Violations, r.Attempts, r.Elapsed.Round(10*time.Millisecond))
+			},
+		})
+		t.Results = results
+		if err != nil {
+			rep.Techniques = append(rep.Techniques, t)
+			break
+		}
+		measureTechnique(ctx, cfg, target, &t, progress)
+		rep.Techniques = append(rep.Techniques, t)
+	}
+	if ctx.Err() == nil && rep.Raw.Error == "" {
+		ceiling()
+	}
+	rep.Interrupted = ctx.Err() != nil
+	return rep
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/techniques"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// config is what the flags ask for.
+type config struct {
+	addrs      []string // existing servers; empty means nodes from the harness
+	jsonPath   string   // "" none, "-" stdout
+	htmlPath   string   // "" none
+	bench      time.Duration
+	workers    int
+	scenarios  []string // names, in suite order
+	techniques []strategytest.Target
+	workload   bench.Workload
+	pairs      int // sequential pairs counted for round trips
+}
+
+// errUsage marks a flag error that has already been reported with usage.
+var errUsage = errors.New("lockzoo: lockcompare: bad flags")
+
+// parseFlags reads args. It returns flag.ErrHelp for -h, and errUsage after
+// printing the problem and the usage to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("lockcompare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		addrs  = fs.String("addrs", "", "comma-separated `host:port` list of existing Redis servers to use instead of starting nodes")
+		jsonTo = fs.String("json", "", "write the results as JSON to `FILE` (\"-\" for stdout)")
+		htmlTo = fs.String("html", "", "write a self-contained HTML report with charts to `FILE`")
+		dur    = fs.Duration("bench", 2*time.Second, "`DURATION` of each uncontended measurement")
+		work   = fs.Int("workers", 16, "goroutines in the uncontended measurement, each on its own key")
+		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
+		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(), ",")+")")
+	)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, err
+		}
+		return config{}, errUsage
+	}
+	bad := func(format string, a ...any) (config, error) {
+		fmt.Fprintf(stderr, "lockcompare: "+format+"\n", a...)
+		fs.Usage()
+		return config{}, errUsage
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments %q", fs.Args())
+	}
+	cfg := config{
+		addrs:    list(*addrs),
+		jsonPath: *jsonTo,
+		htmlPath: *htmlTo,
+		bench:    *dur,
+		workers:  *work,
+		workload: bench.DefaultWorkload(),
+		pairs:    50,
+	}
+	if cfg.bench <= 0 {
+		return bad("-bench %v: want a positive duration", cfg.bench)
+	}
+	if cfg.workers < 1 {
+		return bad("-workers %d: want at least 1", cfg.workers)
+	}
+	var err error
+	if cfg.scenarios, err = pick(list(*scen), strategytest.ScenarioNames(), "scenario"); err != nil {
+		return bad("-scenarios: %v", err)
+	}
+	names, err := pick(list(*techs), techniqueNames(), "technique")
+	if err != nil {
+		return bad("-techniques: %v", err)
+	}
+	for _, t := range techniques.All() {
+		if slices.Contains(names, t.Name) {
+			cfg.techniques = append(cfg.techniques, t)
+		}
+	}
+	return cfg, nil
+}
+
+// pick returns the names of all that were asked for, in all's order; asked
+// empty means all. A name not in all is an error naming the valid ones.
+func pick(asked, all []string, what string) ([]string, error) {
+	for _, a := range asked {
+		if !slices.Contains(all, a) {
+			return nil, fmt.Errorf("unknown %s %q (known: %s)", what, a, strings.Join(all, ", "))
+		}
+	}
+	if len(asked) == 0 {
+		return all, nil
+	}
+	var out []string
+	for _, name := range all {
+		if slices.Contains(asked, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// list splits a comma-separated flag value, dropping blanks.
+func list(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+func techniqueNames() []string {
+	var names []string
+	for _, t := range techniques.All() {
+		names = append(names, t.Name)
+	}
+	return names
+}

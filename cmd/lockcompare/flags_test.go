@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+)
+
+// TestBadFlags: bad flags end the run before any Redis work, with status 2
+// and a message naming the flag.
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"help", []string{"-h"}, exitOK, "usage: lockcompare"},
+		{"zero bench", []string{"-bench", "0s"}, exitUsage, "-bench"},
+		{"zero workers", []string{"-workers", "0"}, exitUsage, "-workers"},
+		{"unknown technique", []string{"-techniques", "lua_release,nope"}, exitUsage, `unknown technique "nope"`},
+		{"unknown scenario", []string{"-scenarios", "fencing,nope"}, exitUsage, `unknown scenario "nope"`},
+		{"stray argument", []string{"now"}, exitUsage, "unexpected arguments"},
+		{"unknown flag", []string{"-fast"}, exitUsage, "-fast"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), tt.args, &stdout, &stderr); code != tt.code {
+				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("run(%q) stderr = %q, want it to mention %q", tt.args, stderr.String(), tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("run(%q) wrote %q to stdout, want nothing", tt.args, stdout.String())
+			}
+		})
+	}
+}
+
+// TestPickKeepsSuiteOrder: -scenarios and -techniques select in the suite's
+// order, whatever order they are given in.
+func TestPickKeepsSuiteOrder(t *testing.T) {
+	locktest.NoLeaks(t)
+	got, err := pick([]string{"c", "a"}, []string{"a", "b", "c"}, "scenario")
+	if err != nil || strings.Join(got, ",") != "a,c" {
+		t.Errorf("pick(c,a) = %v, %v; want [a c], nil", got, err)
+	}
+	if all, err := pick(nil, []string{"a", "b"}, "scenario"); err != nil || len(all) != 2 {
+		t.Errorf("pick(nothing) = %v, %v; want all, nil", all, err)
+	}
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// reportTemplate is the HTML report: one self-contained page, well-formed
+// XML as well as HTML, with inline CSS and SVG and no scripts, fonts or
+// other resources fetched from anywhere.
+//
+//go:embed report.html
+var reportTemplate string
+
+// Colours of the chart series.
+const (
+	colorApart  = "#1f5f99"
+	colorShared = "#8fb8de"
+	colorSpeed  = "#2e7d4f"
+)
+
+// writeHTML renders the report to path.
+func writeHTML(path string, rep *Report) error {
+	tmpl, err := template.New("report").Parse(reportTemplate)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, newHTMLView(rep)); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// htmlView is what the template shows.
+type htmlView struct {
+	Started, Elapsed, Backend, Settings string
+	Problems                            []string
+	Headers                             []string
+	Matrix                              []matrixRow
+	SpeedNote, ContNote                 string
+	SpeedChart, ContChart               chart
+	SpeedHead, ContHead                 []cell
+	SpeedRows, ContRows                 []row
+	Accounts                            []accounts
+}
+
+type matrixRow struct {
+	Name  string
+	Cells []matrixCell
+}
+
+type matrixCell struct{ Class, Verdict, Counts, Claim, Account string }
+
+type chart struct {
+	W, H, Label string
+	Panels      []panel
+}
+
+type cell struct{ Class, Text string }
+
+type row struct {
+	Class string
+	Cells []cell
+}
+
+type accounts struct {
+	Technique string
+	Lines     []string
+}
+
+func newHTMLView(rep *Report) htmlView {
+	st := rep.Settings
+	backend := rep.Backend
+	if backend == "addrs" {
+		backend = fmt.Sprintf("existing servers %v", st.Addrs)
+	} else {
+		backend = "fresh " + backend + " nodes"
+	}
+	v := htmlView{
+		Started:  rep.Started.Format(time.RFC1123),
+		Elapsed:  "took " + rep.Elapsed.Round(time.Second).String(),
+		Backend:  backend,
+		Settings: fmt.Sprintf("Uncontended: %d workers for %v each. Contended: %d workers x %d sections of %v.", st.Workers, st.Bench, st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
+		Problems: rep.Problems(),
+		SpeedNote: fmt.Sprintf("%d goroutines, each locking and unlocking its own key for %v. The dashed line is %s on one node, measured in the same run (at its start and its end: %s ops/s; the faster is drawn): "+
+			"the most a single-node technique that checks the owner on release could do. Round trips are counted on the connections, per Lock and per Unlock.", st.Workers, st.Bench, RawName, rawRunsText(rep.Raw)),
+		ContNote: fmt.Sprintf("One key, %d workers, each running %d critical sections of %v. Utilisation is the time spent inside critical sections over the wall time (higher is better); "+
+			"wait is from calling Lock to holding the lock (lower is better); hand-off is from one holder calling Unlock to the next one holding. "+
+			"Apart: each worker has its own Locker, like separate processes. Shared: the workers share one Locker.", st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
+	}
+	for _, s := range rep.Scenarios {
+		v.Headers = append(v.Headers, propertyHeader(rep, s))
+	}
+	for _, t := range rep.Techniques {
+		mr := matrixRow{Name: t.Name}
+		acc := accounts{Technique: t.Name}
+		for _, s := range rep.Scenarios {
+			r, ok := t.result(s)
+			if !ok {
+				mr.Cells = append(mr.Cells, matrixCell{Class: "na", Verdict: "not run"})
+				continue
+			}
+			mr.Cells = append(mr.Cells, matrixHTML(r))
+			acc.Lines = append(acc.Lines, fmt.Sprintf("%s (%s): %s", r.Scenario, r.Verdict, r.Account))
+		}
+		acc.Lines = append(acc.Lines, t.Errors...)
+		v.Matrix = append(v.Matrix, mr)
+		v.Accounts = append(v.Accounts, acc)
+	}
+	v.SpeedChart, v.SpeedHead, v.SpeedRows = speedSection(rep)
+	v.ContChart, v.ContHead, v.ContRows = contentionSection(rep)
+	return v
+}
+
+// matrixHTML renders one verdict cell.
+func matrixHTML(r strategytest.Result) matrixCell {
+	c := matrixCell{Verdict: string(r.Verdict), Counts: fmt.Sprintf("%d/%d violations", r.Violations, r.Attempts), Claim: "not claimed", Account: r.Account}
+	if r.Claimed {
+		c.Claim = "claimed"
+	}
+	switch r.Verdict {
+	case strategytest.Holds:
+		c.Class = "holds"
+	case strategytest.Violated:
+		c.Class = "violated"
+		if r.Claimed {
+			c.Class, c.Verdict = "broken", "⚠ VIOLATED"
+		}
+	case strategytest.NotApplicable:
+		c.Class, c.Verdict, c.Counts = "na", "n/a", ""
+	default:
+		c.Class, c.Counts = "failed", ""
+	}
+	if expected, judged := r.Expected(); judged && !expected && c.Class != "broken" {
+		c.Class += " contradicts"
+	}
+	return c
+}
+
+func num(text string) cell { return cell{Class: "num", Text: text} }
+
+// speedSection draws the uncontended chart and its table.
+func speedSection(rep *Report) (chart, []cell, []row) {
+	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("round trips"), num("claimed")}
+	var rows []row
+	var ceiling *float64
+	if s := rep.Raw.Speed; s != nil {
+		ceiling = &s.OpsPerSec
+		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num("1+1"), num("1+1")}})
+	}
+	var labels []string
+	ops := series{Name: "ops/s", Color: colorSpeed}
+	for _, t := range rep.Techniques {
+		labels = append(labels, t.Name)
+		cells := []cell{{Class: "name", Text: t.Name}, num(fmt.Sprint(t.Nodes))}
+		if s := t.Speed; s != nil {
+			ops.Values = append(ops.Values, s.OpsPerSec)
+			share := "-"
+			if ceiling != nil && *ceiling > 0 {
+				share = pctText(s.OpsPerSec / *ceiling)
+			}
+			cells = append(cells, num(opsText(s.OpsPerSec)), num(share), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)))
+		} else {
+			ops.Values = append(ops.Values, math.NaN())
+			cells = append(cells, num("-"), num("-"), num("-"), num("-"))
+		}
+		trips, claimed := "-", "-"
+		if t.Trips != nil {
+			trips = tripsText(t.Trips.Acquire, t.Trips.Release)
+		}
+		if p := t.Properties; p != nil {
+			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
+		}
+		rows = append(rows, row{Cells: append(cells, num(trips), num(claimed))})
+	}
+	refText := ""
+	if ceiling != nil {
+		refText = "raw ceiling " + opsText(*ceiling) + " ops/s"
+	}
+	p := hbars(0, 0, 960, "Uncontended Lock+Unlock pairs per second", "higher is better", labels, []series{ops}, 0, opsText, ceiling, refText)
+	return chart{W: p.W, H: p.H, Label: "uncontended ops/s per technique", Panels: []panel{p}}, head, rows
+}
+
+// contentionSection draws the contended charts and their table.
+func contentionSection(rep *Report) (chart, []cell, []row) {
+	head := []cell{{Text: "technique"}}
+	for range 2 { // apart, then shared
+		head = append(head, num("util"), num("wait p50 ms"), num("wait p99 ms"), num("hand-off p50 ms"))
+	}
+	var labels []string
+	utilA := series{Name: "apart (Locker per worker)", Color: colorApart}
+	utilS := series{Name: "shared (one Locker)", Color: colorShared}
+	waitA, waitS := utilA, utilS
+	var rows []row
+	for _, t := range rep.Techniques {
+		labels = append(labels, t.Name)
+		cells := []cell{{Class: "name", Text: t.Name}}
+		for _, c := range []*bench.Contention{t.Apart, t.Shared} {
+			if c == nil {
+				cells = append(cells, num("-"), num("-"), num("-"), num("-"))
+				continue
+			}
+			cells = append(cells, num(pctText(c.Utilisation)), num(msText(c.Wait.P50)), num(msText(c.Wait.P99)), num(msText(c.Handoff.P50)))
+		}
+		rows = append(rows, row{Cells: cells})
+		u, w := contentionValues(t.Apart)
+		utilA.Values, waitA.Values = append(utilA.Values, u), append(waitA.Values, w)
+		u, w = contentionValues(t.Shared)
+		utilS.Values, waitS.Values = append(utilS.Values, u), append(waitS.Values, w)
+	}
+	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", v) }
+	ms := func(v float64) string {
+		if v == 0 {
+			return "0"
+		}
+		return msText(time.Duration(v * float64(time.Millisecond)))
+	}
+	left := hbars(0, 0, 470, "Utilisation", "higher is better", labels, []series{utilA, utilS}, 100, pct, nil, "")
+	right := hbars(490, 0, 470, "p99 wait for the lock, ms", "lower is better", labels, []series{waitA, waitS}, 0, ms, nil, "")
+	return chart{W: "960", H: left.H, Label: "contended utilisation and p99 wait per technique", Panels: []panel{left, right}}, head, rows
+}
+
+// contentionValues returns utilisation in percent and p99 wait in ms, NaN
+// when there is no measurement.
+func contentionValues(c *bench.Contention) (util, wait float64) {
+	if c == nil {
+		return math.NaN(), math.NaN()
+	}
+	return 100 * c.Utilisation, float64(c.Wait.P99) / float64(time.Millisecond)
+}

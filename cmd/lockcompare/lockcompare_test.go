@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/internal/techniques"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// runBound caps one end-to-end run.
+const runBound = 5 * time.Minute
+
+// runCommand runs lockcompare with args and returns its exit status,
+// stdout and stderr.
+func runCommand(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runBound)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestEndToEnd runs every scenario and every benchmark on every technique,
+// with short measurements, and checks the three outputs: every technique
+// has a verdict for every scenario and every measurement, the text tables
+// name each technique in each table, and the HTML report parses and shows
+// the matrix and both charts with nothing fetched from elsewhere.
+func TestEndToEnd(t *testing.T) {
+	locktest.NoLeaks(t)
+	dir := t.TempDir()
+	jsonPath, htmlPath := filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html")
+	start := time.Now()
+	code, stdout, stderr := runCommand(t, "-bench", "200ms", "-workers", "4", "-json", jsonPath, "-html", htmlPath)
+	t.Logf("lockcompare took %v", time.Since(start))
+	if code != exitOK {
+		t.Fatalf("run() = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, stdout, stderr)
+	}
+	rep := readReport(t, jsonPath)
+	checkReport(t, rep)
+	checkText(t, stdout, rep)
+	checkHTML(t, htmlPath, rep)
+}
+
+func readReport(t *testing.T, path string) Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read -json output: %v", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("-json output does not parse: %v", err)
+	}
+	return rep
+}
+
+// checkReport: every technique once, every scenario once per technique,
+// every measurement present.
+func checkReport(t *testing.T, rep Report) {
+	t.Helper()
+	scenarios := strategytest.ScenarioNames()
+	if !equal(rep.Scenarios, scenarios) {
+		t.Errorf("report scenarios = %v, want %v", rep.Scenarios, scenarios)
+	}
+	got := map[string]Technique{}
+	for _, tech := range rep.Techniques {
+		if _, dup := got[tech.Name]; dup {
+			t.Errorf("technique %s reported twice", tech.Name)
+		}
+		got[tech.Name] = tech
+	}
+	for _, target := range techniques.All() {
+		tech, ok := got[target.Name]
+		if !ok {
+			t.Errorf("technique %s missing from the report", target.Name)
+			continue
+		}
+		seen := map[string]int{}
+		for _, r := range tech.Results {
+			seen[r.Scenario]++
+			if r.Technique != target.Name || r.Verdict == "" {
+				t.Errorf("%s/%s: Technique %q, Verdict %q; want %q and a verdict", target.Name, r.Scenario, r.Technique, r.Verdict, target.Name)
+			}
+		}
+		for _, s := range scenarios {
+			if seen[s] != 1 {
+				t.Errorf("%s has %d results for scenario %s, want 1", target.Name, seen[s], s)
+			}
+		}
+		if tech.Speed == nil || tech.Speed.Ops <= 0 {
+			t.Errorf("%s: uncontended speed = %+v, want ops > 0", target.Name, tech.Speed)
+		}
+		if tech.Trips == nil || tech.Trips.Acquire < 1 || tech.Trips.Release < 1 {
+			t.Errorf("%s: round trips = %+v, want at least 1 each way", target.Name, tech.Trips)
+		}
+		want := rep.Settings.Workload.Workers * rep.Settings.Workload.Sections
+		for mode, c := range map[string]*bench.Contention{"apart": tech.Apart, "shared": tech.Shared} {
+			if c == nil || c.Sections != want || c.Utilisation <= 0 {
+				t.Errorf("%s: contended %s = %+v, want %d sections and utilisation > 0", target.Name, mode, c, want)
+			}
+		}
+	}
+	if rep.Raw.Speed == nil || rep.Raw.Speed.Ops <= 0 || len(rep.Raw.Runs) != 2 {
+		t.Errorf("raw ceiling = %+v from %d runs (%s), want ops > 0 from 2 runs", rep.Raw.Speed, len(rep.Raw.Runs), rep.Raw.Error)
+	}
+	for _, r := range rep.Raw.Runs {
+		if r.OpsPerSec > rep.Raw.Speed.OpsPerSec {
+			t.Errorf("raw ceiling %v ops/s is below one of its runs, %v", rep.Raw.Speed.OpsPerSec, r.OpsPerSec)
+		}
+	}
+}
+
+// checkText: the three tables each have a row per technique, and the speed
+// table the raw row.
+func checkText(t *testing.T, out string, rep Report) {
+	t.Helper()
+	for _, heading := range []string{"GUARANTEES", "SPEED", "CONTENDED"} {
+		if !strings.Contains(out, heading) {
+			t.Errorf("text output lacks the %s table:\n%s", heading, out)
+		}
+	}
+	if !strings.Contains(out, RawName+" ") {
+		t.Errorf("text output lacks the %q row", RawName)
+	}
+	rows := map[string]int{}
+	for _, line := range strings.Split(out, "\n") {
+		if name, _, ok := strings.Cut(line, " "); ok {
+			rows[name]++
+		}
+	}
+	for _, target := range techniques.All() {
+		if rows[target.Name] != 3 {
+			t.Errorf("text output has %d rows for %s, want 3 (one per table):\n%s", rows[target.Name], target.Name, out)
+		}
+	}
+	for _, r := range rep.Techniques[0].Results {
+		if !strings.Contains(out, r.Property) {
+			t.Errorf("guarantees table lacks the %s column", r.Property)
+		}
+	}
+}
+
+// checkHTML: the report parses as XHTML, its matrix has a row per
+// technique with a cell per scenario, it has both charts, and it loads
+// nothing from anywhere.
+func checkHTML(t *testing.T, path string, rep Report) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read -html output: %v", err)
+	}
+	root := parseXHTML(t, data)
+	matrices := root.find(hasClass("table", "matrix"))
+	if len(matrices) != 1 {
+		t.Fatalf("HTML has %d guarantees matrices, want 1", len(matrices))
+	}
+	rows := matrices[0].find(named("tr"))
+	names := map[string]bool{}
+	for _, tr := range rows[1:] { // the first row is the header
+		cells := tr.find(named("td"))
+		if len(cells) != 1+len(rep.Scenarios) {
+			t.Errorf("matrix row %q has %d cells, want %d", cells[0].text.String(), len(cells), 1+len(rep.Scenarios))
+		}
+		names[cells[0].text.String()] = true
+	}
+	for _, target := range techniques.All() {
+		if !names[target.Name] {
+			t.Errorf("HTML matrix has no row for %s", target.Name)
+		}
+	}
+	if svgs := root.find(named("svg")); len(svgs) != 2 {
+		t.Errorf("HTML has %d SVG charts, want 2", len(svgs))
+	}
+	bars := root.find(named("rect"))
+	if want := len(techniques.All()) * 5; len(bars) < want { // 1 speed + 2x2 contended bars each
+		t.Errorf("HTML charts have %d bars, want at least %d", len(bars), want)
+	}
+	if refs := root.find(hasClass("line", "ref")); len(refs) != 1 {
+		t.Errorf("speed chart has %d ceiling lines, want 1", len(refs))
+	}
+	for _, e := range root.find(func(e *element) bool { return true }) {
+		switch e.name {
+		case "script", "link", "img", "iframe", "object", "embed", "image", "use":
+			t.Errorf("HTML report has a <%s> element; it must be self-contained", e.name)
+		}
+		for name, v := range e.attrs {
+			if name == "src" || (name == "href" && !strings.HasPrefix(v, "#")) {
+				t.Errorf("<%s %s=%q>: the report must not load anything", e.name, name, v)
+			}
+		}
+	}
+	if strings.Contains(string(data), "url(") || strings.Contains(string(data), "@import") {
+		t.Errorf("HTML report's CSS refers to an outside resource")
+	}
+}
+
+// TestAddrs runs on an existing server: the scenarios that kill or freeze
+// nodes are skipped, the rest run, -json - puts only JSON on stdout, and
+// the run leaves no lock behind on the server.
+func TestAddrs(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	code, stdout, stderr := runCommand(t, "-addrs", node.Addr(), "-techniques", "lua_release", "-bench", "100ms", "-workers", "2", "-json", "-")
+	if code != exitOK {
+		t.Fatalf("run() = %d, want %d\nstderr:\n%s", code, exitOK, stderr)
+	}
+	var rep Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout with -json - is not JSON: %v\n%s", err, stdout)
+	}
+	if rep.Backend != "addrs" || len(rep.Techniques) != 1 {
+		t.Fatalf("Backend %q, %d techniques; want addrs and 1", rep.Backend, len(rep.Techniques))
+	}
+	for _, r := range rep.Techniques[0].Results {
+		na := r.Verdict == strategytest.NotApplicable
+		if wantNA := r.Scenario == "node-fault"; na != wantNA {
+			t.Errorf("%s on -addrs: %s (%s), want not applicable only for node-fault", r.Scenario, r.Verdict, r.Account)
+		}
+		if na && r.Account != "skipped: needs managed nodes" {
+			t.Errorf("%s account = %q, want %q", r.Scenario, r.Account, "skipped: needs managed nodes")
+		}
+	}
+	if !strings.Contains(stderr, "GUARANTEES") {
+		t.Errorf("with -json - the tables should go to stderr; stderr:\n%s", stderr)
+	}
+	for _, pattern := range []string{"lockzoo-compare:*", "lockzoo-bench:*"} {
+		keys, err := redis.Strings(node.Do("KEYS", pattern))
+		if err != nil {
+			t.Fatalf("KEYS %s: %v", pattern, err)
+		}
+		if len(keys) > 0 {
+			t.Errorf("locks left on the server after the run: %q", keys)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}

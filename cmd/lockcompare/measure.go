@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/google/uuid"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// measureBound caps each measurement, so that a technique that stops
+// handing its lock over cannot hang the run.
+const measureBound = 2 * time.Minute
+
+// waitBound caps the wait for a Locker's background calls before its nodes
+// are torn down.
+const waitBound = 10 * time.Second
+
+// nodes are the Redis servers one measurement runs on: their pools, where
+// they run, and the key prefix to use there.
+type nodes struct {
+	pools   []strategy.Pool
+	backend string
+	prefix  string
+}
+
+// startNodes gives n pools: fresh nodes from the harness, torn down when
+// d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
+// run's own that keeps its keys apart from other data on those servers.
+func startNodes(d *redistest.Detached, cfg config, n int) nodes {
+	if len(cfg.addrs) == 0 {
+		var ns nodes
+		for _, node := range redistest.Start(d, n) {
+			ns.pools = append(ns.pools, node.Pool())
+			ns.backend = node.Backend()
+		}
+		ns.prefix = strategy.DefaultPrefix
+		return ns
+	}
+	if len(cfg.addrs) < n {
+		d.Fatalf("needs %d servers, -addrs gave %d", n, len(cfg.addrs))
+	}
+	ns := nodes{backend: "addrs", prefix: "lockzoo-compare:" + uuid.NewString()[:8] + ":"}
+	for _, addr := range cfg.addrs[:n] {
+		pool := &redis.Pool{
+			MaxIdle:     2 * cfg.workers,
+			IdleTimeout: time.Minute,
+			DialContext: func(ctx context.Context) (redis.Conn, error) {
+				return redis.DialContext(ctx, "tcp", addr, redis.DialConnectTimeout(time.Second))
+			},
+		}
+		d.Cleanup(func() { pool.Close() })
+		ns.pools = append(ns.pools, pool)
+	}
+	return ns
+}
+
+// measureRaw measures the ceiling on one node and returns the backend the
+// node ran on.
+func measureRaw(ctx context.Context, cfg config) (bench.Speed, string, error) {
+	var (
+		speed   bench.Speed
+		backend string
+		err     error
+	)
+	d := redistest.NewDetached("lockcompare-raw")
+	runErr := d.Run(func() {
+		ns := startNodes(d, cfg, 1)
+		backend = ns.backend
+		ctx, cancel := context.WithTimeout(ctx, measureBound)
+		defer cancel()
+		speed, err = bench.Raw(ctx, ns.pools[0], cfg.workers, cfg.bench)
+	})
+	if runErr != nil {
+		return speed, backend, runErr
+	}
+	return speed, backend, err
+}
+
+// measureTechnique runs the benchmarks on target over fresh nodes (or
+// cfg.addrs) and records them, and their failures, in t.
+func measureTechnique(ctx context.Context, cfg config, target strategytest.Target, t *Technique, progress io.Writer) {
+	d := redistest.NewDetached("lockcompare-" + target.Name)
+	failed := func(what string, err error) {
+		t.Errors = append(t.Errors, fmt.Sprintf("%s: %v", what, err))
+		fmt.Fprintf(progress, "  %-20s failed: %v\n", what, err)
+	}
+	runErr := d.Run(func() {
+		m := &measurer{cfg: cfg, target: target, t: t, nodes: startNodes(d, cfg, t.Nodes)}
+		defer m.settle()
+		l, err := m.build(m.nodes.pools)
+		if err != nil {
+			failed("build", err)
+			return
+		}
+		props := l.Properties()
+		t.Properties = &props
+		for _, s := range m.steps(l) {
+			if ctx.Err() != nil {
+				return
+			}
+			sctx, cancel := context.WithTimeout(ctx, measureBound)
+			line, err := s.run(sctx)
+			cancel()
+			if err != nil {
+				failed(s.name, err)
+				continue
+			}
+			fmt.Fprintf(progress, "  %-20s %s\n", s.name, line)
+		}
+	})
+	if runErr != nil {
+		failed("nodes", runErr)
+	}
+}
+
+// measurer holds one technique's measurements in progress.
+type measurer struct {
+	cfg     config
+	target  strategytest.Target
+	t       *Technique
+	nodes   nodes
+	lockers []strategy.Locker // every Locker built, for settle
+}
+
+// step is one measurement; run records its result and returns a progress
+// line.
+type step struct {
+	name string
+	run  func(ctx context.Context) (string, error)
+}
+
+// steps lists the measurements on l, in the order they run.
+func (m *measurer) steps(l strategy.Locker) []step {
+	cfg, t := m.cfg, m.t
+	return []step{
+		{"uncontended", func(ctx context.Context) (string, error) {
+			s, err := bench.Uncontended(ctx, l, cfg.workers, cfg.bench)
+			if err != nil {
+				return "", err
+			}
+			t.Speed = &s
+			return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)), nil
+		}},
+		{"round trips", func(ctx context.Context) (string, error) {
+			counting := make([]*bench.Counting, len(m.nodes.pools))
+			pools := make([]strategy.Pool, len(m.nodes.pools))
+			for i, p := range m.nodes.pools {
+				counting[i] = bench.Count(p)
+				pools[i] = counting[i]
+			}
+			cl, err := m.build(pools)
+			if err != nil {
+				return "", err
+			}
+			trips, err := bench.RoundTrips(ctx, cl, counting, cfg.pairs)
+			if err != nil {
+				return "", err
+			}
+			t.Trips = &trips
+			p := l.Properties()
+			return fmt.Sprintf("%s (claimed %d+%d)", tripsText(trips.Acquire, trips.Release), p.AcquireRoundTrips, p.ReleaseRoundTrips), nil
+		}},
+		{"contended", func(ctx context.Context) (string, error) {
+			apart := make([]strategy.Locker, cfg.workload.Workers)
+			for i := range apart {
+				var err error
+				if apart[i], err = m.build(m.nodes.pools); err != nil {
+					return "", err
+				}
+			}
+			c, err := bench.ContendedApart(ctx, apart, cfg.workload)
+			if err != nil {
+				return "", err
+			}
+			t.Apart = &c
+			return contentionText(c), nil
+		}},
+		{"contended shared", func(ctx context.Context) (string, error) {
+			c, err := bench.Contended(ctx, l, cfg.workload)
+			if err != nil {
+				return "", err
+			}
+			t.Shared = &c
+			return contentionText(c), nil
+		}},
+	}
+}
+
+// build makes a Locker of the technique over pools with the run's prefix.
+func (m *measurer) build(pools []strategy.Pool) (strategy.Locker, error) {
+	l, err := m.target.New(pools, strategy.Config{Prefix: m.nodes.prefix})
+	if err != nil {
+		return nil, err
+	}
+	m.lockers = append(m.lockers, l)
+	return l, nil
+}
+
+// settle waits, within waitBound, for the background calls of the Lockers
+// that have them (redlock's answers it did not wait for), so that none is
+// left running when the nodes go.
+func (m *measurer) settle() {
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	for _, l := range m.lockers {
+		if w, ok := l.(interface{ Wait(context.Context) error }); ok {
+			_ = w.Wait(ctx)
+		}
+	}
+}
+
+func contentionText(c bench.Contention) string {
+	return fmt.Sprintf("%d sections, utilisation %s, wait p50 %s ms, p99 %s ms, hand-off p50 %s ms",
+		c.Sections, pctText(c.Utilisation), msText(c.Wait.P50), msText(c.Wait.P99), msText(c.Handoff.P50))
+}

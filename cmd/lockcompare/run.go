@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0 // every verdict as claimed, every measurement done
+	exitProblems = 1 // a verdict contradicts a claim, or something failed
+	exitUsage    = 2 // bad flags
+)
+
+// run is the command: it parses args, runs the comparison, prints the
+// tables to stdout (to stderr when -json writes to stdout, so that stdout
+// holds only JSON) and writes the files asked for.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case err != nil:
+		return exitUsage
+	}
+	rep := compare(ctx, cfg, stderr)
+
+	tables := stdout
+	if cfg.jsonPath == "-" {
+		tables = stderr
+	}
+	code := exitOK
+	if err := writeText(tables, rep); err != nil {
+		fmt.Fprintf(stderr, "lockcompare: write tables: %v\n", err)
+		code = exitProblems
+	}
+	if cfg.jsonPath != "" {
+		if err := writeJSON(cfg.jsonPath, stdout, rep); err != nil {
+			fmt.Fprintf(stderr, "lockcompare: -json: %v\n", err)
+			code = exitProblems
+		}
+	}
+	if cfg.htmlPath != "" {
+		if err := writeHTML(cfg.htmlPath, rep); err != nil {
+			fmt.Fprintf(stderr, "lockcompare: -html: %v\n", err)
+			code = exitProblems
+		}
+	}
+	if n := len(rep.Problems()); n > 0 {
+		fmt.Fprintf(stderr, "lockcompare: %d problem(s), listed under PROBLEMS\n", n)
+		code = exitProblems
+	}
+	fmt.Fprintf(stderr, "lockcompare: done in %v\n", rep.Elapsed.Round(100*time.Millisecond))
+	return code
+}
