@@ -1,9 +1,57 @@
--- acquire: KEYS[1] is the lock, KEYS[2] its fencing counter; ARGV[1] the
--- owner's token, ARGV[2] the TTL in milliseconds.
--- Replies {1, fence} when the lock was free: it is now set with the TTL and
--- the counter, which never expires, has been incremented to fence.
--- Replies {0, pttl} when someone holds it: pttl is what its lock has left.
-if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-	return {1, redis.call("INCR", KEYS[2])}
+-- acquire: take the lock, serving waiters in the order they arrived.
+-- KEYS[1] the lock, KEYS[2] its fencing counter, KEYS[3] the line (a sorted
+-- set: waiter -> arrival time in µs), KEYS[4] the waiters' last-seen times
+-- (a sorted set: waiter -> ms).
+-- ARGV[1] the owner's token, which also names the waiter; ARGV[2] the TTL
+-- in ms; ARGV[3] "1" when the caller waits in line (Lock), "0" when it does
+-- not (TryLock); ARGV[4] how long, in ms, a waiter may go unseen before it is
+-- dropped from the line.
+-- Replies {1, fence} when the lock is ours: it is set with the TTL and the
+-- never-expiring counter has been incremented to fence. Replies {0, pttl}
+-- otherwise: pttl is what the holder's lock has left (-2: the lock is free
+-- but reserved for the waiter at the head of the line).
+local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local me, ttl, waits, stale = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4])
+
+local function take()
+	if redis.call("SET", lock, me, "NX", "PX", ttl) then
+		redis.call("ZREM", line, me)
+		redis.call("ZREM", seen, me)
+		return {1, redis.call("INCR", fence)}
+	end
+	return nil
 end
-return {0, redis.call("PTTL", KEYS[1])}
+
+-- Nobody waits: the plain SET NX PX (the uncontended path).
+if redis.call("EXISTS", line) == 0 then
+	local won = take()
+	if won or not waits then
+		return won or {0, redis.call("PTTL", lock)}
+	end
+end
+
+local t = redis.call("TIME")
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nowMs = math.floor(nowUs / 1000)
+
+-- Drop waiters that stopped asking (gave up or died).
+local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)
+if #gone > 0 then
+	redis.call("ZREM", line, unpack(gone))
+	redis.call("ZREM", seen, unpack(gone))
+end
+
+local head = redis.call("ZRANGE", line, 0, 0)[1]
+if head == nil or head == me then
+	local won = take()
+	if won then
+		return won
+	end
+end
+if waits then
+	redis.call("ZADD", line, "NX", nowUs, me)
+	redis.call("ZADD", seen, nowMs, me)
+	redis.call("PEXPIRE", line, stale * 4)
+	redis.call("PEXPIRE", seen, stale * 4)
+end
+return {0, redis.call("PTTL", lock)}

@@ -10,25 +10,33 @@
 //
 // # Algorithm
 //
-//  1. Acquire: one script, SET <prefix><key> <token> NX PX <ttl ms>; when it
-//     succeeds the script also INCRs the key's fencing counter
-//     (FenceKey, never expiring) and returns it: Lease.Fence(). When the
-//     key is held it returns the holder's PTTL instead (ErrNotAcquired).
-//     The value and the expiry are written in one command, so a client that
-//     dies right after acquiring still leaves a lock that expires.
-//  2. Lock repeats step 1 until it succeeds or ctx ends. This Locker's
-//     goroutines waiting for one key queue in FIFO order and only the first
-//     contends in Redis; it retries when the lock is released (a local
-//     Unlock, or a notice published by another client's release, received
-//     on one pub/sub connection per Locker), when the holder's reported TTL
-//     runs out, or when Config.Retry's wait ends (by default jittered waits
-//     from 250 µs growing to 4 ms), whichever comes first.
-//  3. Release: one script, if GET key == token then DEL key and PUBLISH an
-//     empty notice on lockzoo:released:<prefix><key>. Redis runs a script
-//     atomically, so no other client can take the lock between the compare
-//     and the delete; a lock that expired and was taken by someone else is
-//     left alone and Unlock returns ErrNotHeld.
-//  4. Extend: one script, if GET key == token then PEXPIRE key ttl.
+//  1. Acquire: one script. When nobody waits in the key's line, it is
+//     SET <prefix><key> <token> NX PX <ttl ms>; on success the script also
+//     INCRs the key's fencing counter (FenceKey, never expiring) and
+//     returns it: Lease.Fence(). The value and the expiry are written in one
+//     command, so a client that dies right after acquiring still leaves a
+//     lock that expires.
+//  2. Waiting, fairly: when the lock is held, a caller in Lock joins the
+//     key's line in Redis (a sorted set by arrival time) and the script
+//     returns the holder's PTTL (ErrNotAcquired). While anyone waits, a
+//     free lock goes only to the waiter at the head of the line, so a client
+//     that releases and at once locks again queues behind the others instead
+//     of taking the lock back. A waiter that stops asking for LineStale
+//     (it gave up and Abandon failed, or it died) is dropped from the line.
+//     TryLock never joins the line and fails while others wait.
+//  3. Lock repeats step 1 until it succeeds or ctx ends. This Locker's
+//     goroutines waiting for one key queue locally in FIFO order and only
+//     the first contends in Redis; it retries when a release notice names it
+//     (received on one pub/sub connection per Locker), when a local Unlock
+//     frees the key, when the holder's reported TTL runs out, or when
+//     Config.Retry's wait ends (jittered waits from 250 µs growing to 4 ms
+//     by default), whichever comes first.
+//  4. Release: one script, if GET key == token then DEL key and PUBLISH, on
+//     lockzoo:released:<prefix><key>, the token of the waiter at the head of
+//     the line. Redis runs a script atomically, so no other client can take
+//     the lock between the compare and the delete; a lock that expired and
+//     was taken by someone else is left alone and Unlock returns ErrNotHeld.
+//  5. Extend: one script, if GET key == token then PEXPIRE key ttl.
 //
 // Each operation is one round trip. Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
@@ -48,6 +56,6 @@
 // The same failover can reset the fencing counter to an older value. The
 // lock's safety also ends at its TTL: a holder paused (GC, swap) past
 // Deadline can still act on the protected resource unless that resource
-// checks the fencing token. Waiters in other processes are not queued: the
-// FIFO order holds among one Locker's goroutines only.
+// checks the fencing token. A waiter at the head of the line that dies holds
+// the free lock back from the others for up to LineStale.
 package luarelease

@@ -29,8 +29,9 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	}
 	t := &technique{
 		pool:    pool,
-		acquire: redis.NewScript(2, acquireSource),
-		release: scripts.CompareDelete(),
+		acquire: redis.NewScript(4, acquireSource),
+		abandon: redis.NewScript(2, abandonSource),
+		release: redis.NewScript(2, releaseSource),
 		extend:  scripts.ComparePExpire(),
 	}
 	e, err := engine.New(t, properties(), cfg, engine.WithNotices(pool))
@@ -72,24 +73,49 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // round trip each way, and no tolerance of node failure.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
-//go:embed acquire.lua
-var acquireSource string
+var (
+	//go:embed acquire.lua
+	acquireSource string
+	//go:embed abandon.lua
+	abandonSource string
+	//go:embed release.lua
+	releaseSource string
+)
+
+// LineStale is how long a waiter in Lock may go without an attempt before
+// it loses its place in the line. Lock attempts at least every
+// strategy.DefaultRetryMax with the default Retry; a Retry policy that waits
+// longer between attempts gives up its place and rejoins at the back.
+const LineStale = 250 * time.Millisecond
 
 // FenceKey is the Redis key of the fencing counter kept for the lock key
 // rkey (prefix included). The counter never expires: one small integer key
 // per lock name ever used.
 func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
 
+// lineKeys returns the keys of rkey's line of waiters: the order of arrival
+// and the last time each waiter was seen. Both expire when the line empties.
+func lineKeys(rkey string) (line, seen string) {
+	return "lockzoo:line:" + rkey, "lockzoo:seen:" + rkey
+}
+
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool    strategy.Pool
 	acquire *redis.Script
+	abandon *redis.Script
 	release *redis.Script
 	extend  *redis.Script
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire, a.Key, FenceKey(a.Key), a.Token, a.TTL.Milliseconds()))
+	line, seen := lineKeys(a.Key)
+	waits := "0"
+	if a.Waits {
+		waits = "1"
+	}
+	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire,
+		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds()))
 	switch {
 	case err != nil:
 		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: %w", a.Key, err)
@@ -101,8 +127,16 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	return engine.Grant{Fence: uint64(reply[1])}, nil
 }
 
+// Abandon takes a waiter that gave up out of the line. A failure is left
+// alone: the waiter drops out of the line by itself after LineStale.
+func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
+	line, seen := lineKeys(a.Key)
+	_, _ = engine.Eval(ctx, t.pool, t.abandon, line, seen, a.Token)
+}
+
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, h.Value, h.Channel))
+	line, _ := lineKeys(h.Key)
+	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, line, h.Value, h.Channel))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {

@@ -127,7 +127,7 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	s.spent = true
 	s.mu.Unlock()
 	err := s.l.tech.Release(ctx, h)
-	s.l.lines.poke(s.rkey) // a local waiter tries now, without waiting for a notice
+	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
 	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
 	}

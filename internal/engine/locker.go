@@ -28,11 +28,13 @@ type Option func(*Locker)
 
 // WithNotices makes waiters listen for release notices on pools (the nodes
 // the technique releases on): the technique's Release publishes on
-// Held.Channel in the same round trip as the delete.
+// Held.Channel in the same round trip as the delete. The message is empty,
+// or names the token of the one waiter that should try now (a technique
+// that keeps a line of waiters in Redis names its head).
 func WithNotices(pools ...strategy.Pool) Option {
 	return func(l *Locker) {
-		l.hub = notify.NewHub(pools, func(channel string) {
-			l.lines.poke(strings.TrimPrefix(channel, channelPrefix))
+		l.hub = notify.NewHub(pools, func(channel, waiter string) {
+			l.lines.poke(strings.TrimPrefix(channel, channelPrefix), waiter)
 		})
 	}
 }
@@ -66,7 +68,11 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
-	return l.attempt(ctx, key)
+	token, err := l.token()
+	if err != nil {
+		return nil, err
+	}
+	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, TTL: l.cfg.TTL})
 }
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
@@ -83,8 +89,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
+	token, err := l.token() // one per call: it also names the waiter
+	if err != nil {
+		return nil, err
+	}
 	rkey := l.cfg.Prefix + key
-	w := l.lines.join(rkey)
+	a := Attempt{Key: rkey, Token: token, TTL: l.cfg.TTL, Waits: true}
+	w := l.lines.join(rkey, token)
 	defer l.leave(rkey, w)
 	select {
 	case <-w.turn:
@@ -94,9 +105,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 
 	var lastFailure error // the last error that was not "held by someone else"
 	var timer *time.Timer
+	queued := false // an attempt was refused, so the technique may have queued us
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if queued {
+			l.abandon(ctx, a)
 		}
 	}()
 	for attempt := 1; ; attempt++ {
@@ -104,9 +119,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		case <-w.poke:
 		default:
 		}
-		lease, err := l.attempt(ctx, key)
+		lease, err := l.attempt(ctx, key, a)
 		if err == nil {
+			queued = false // the technique took us out of its line
 			return lease, nil
+		}
+		if errors.Is(err, strategy.ErrNotAcquired) {
+			queued = true
 		}
 		if errors.Is(err, fault.ErrCrashed) || errors.Is(err, strategy.ErrInvalidConfig) {
 			return nil, err
@@ -199,21 +218,31 @@ func (l *Locker) checkKey(key string) error {
 }
 
 // attempt makes one acquire attempt and wraps a success in a Lease.
-func (l *Locker) attempt(ctx context.Context, key string) (strategy.Lease, error) {
-	token, err := l.token()
-	if err != nil {
-		return nil, err
-	}
-	rkey := l.cfg.Prefix + key
+func (l *Locker) attempt(ctx context.Context, key string, a Attempt) (strategy.Lease, error) {
 	start := time.Now()
-	g, err := l.tech.Acquire(ctx, Attempt{Key: rkey, Token: token, TTL: l.cfg.TTL})
+	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {
 		return nil, err
 	}
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, err
 	}
-	return newLease(l, key, rkey, token, start, g), nil
+	return newLease(l, key, a.Key, a.Token, start, g), nil
+}
+
+// abandonTimeout bounds the clean-up a Lock makes when it gives up.
+const abandonTimeout = time.Second
+
+// abandon tells a technique that keeps a line of waiters in Redis that the
+// waiter a has given up, on a fresh context (ctx may have ended).
+func (l *Locker) abandon(ctx context.Context, a Attempt) {
+	ab, ok := l.tech.(Abandoner)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	defer cancel()
+	ab.Abandon(ctx, a)
 }
 
 func (l *Locker) token() (string, error) {

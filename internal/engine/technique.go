@@ -11,8 +11,12 @@ import (
 // Attempt is one acquire attempt handed to a Technique.
 type Attempt struct {
 	Key   string        // the Redis key, prefix included
-	Token string        // the owner token drawn for this attempt
+	Token string        // the owner token; the same for every attempt of one Lock call
 	TTL   time.Duration // the lock lifetime asked for
+	// Waits is true for Lock's attempts and false for TryLock's: a
+	// technique that keeps a line of waiters in Redis queues only callers
+	// that will wait, and Token names the waiter.
+	Waits bool
 }
 
 // Grant is what a successful acquire or extend reports.
@@ -32,6 +36,14 @@ type Held struct {
 	Value   string // the value the holder wrote (the token, for most techniques)
 	Fence   uint64
 	Channel string // where Release publishes its notice: ReleaseChannel(Key)
+}
+
+// Abandoner is implemented by techniques that keep a line of waiters in
+// Redis: Lock calls Abandon, once, when it gives up after one or more
+// attempts, so that the waiter a.Token leaves the line at once rather than
+// when it goes stale.
+type Abandoner interface {
+	Abandon(ctx context.Context, a Attempt)
 }
 
 // channelPrefix starts every release-notice channel.

@@ -20,14 +20,15 @@ type line struct {
 }
 
 type waiter struct {
-	turn chan struct{} // closed when the waiter becomes the head
-	poke chan struct{} // capacity 1: "try again now"
+	token string        // names the waiter in release notices
+	turn  chan struct{} // closed when the waiter becomes the head
+	poke  chan struct{} // capacity 1: "try again now"
 }
 
 // join appends a waiter for key; it is the head at once if the line was
 // empty.
-func (q *lines) join(key string) *waiter {
-	w := &waiter{turn: make(chan struct{}), poke: make(chan struct{}, 1)}
+func (q *lines) join(key, token string) *waiter {
+	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1)}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.byKey == nil {
@@ -85,12 +86,13 @@ func (q *lines) markSubscribed(key string) bool {
 	return true
 }
 
-// poke tells the head of key's line, if any, to try again now.
-func (q *lines) poke(key string) {
+// poke tells the head of key's line, if any, to try again now, unless the
+// notice names another waiter (target is a token, or "" for anyone).
+func (q *lines) poke(key, target string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ln := q.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 {
+	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].token != target) {
 		return
 	}
 	select {

@@ -34,7 +34,7 @@ const (
 // message to onNotice. It is safe for concurrent use.
 type Hub struct {
 	pools    []strategy.Pool
-	onNotice func(channel string)
+	onNotice func(channel, data string)
 
 	mu       sync.Mutex
 	channels map[string]*channel
@@ -47,10 +47,10 @@ type channel struct {
 	isConfirm bool
 }
 
-// NewHub returns a Hub over pools that calls onNotice(channel) for each
-// message received, from the Hub's goroutines, never while holding the
+// NewHub returns a Hub over pools that calls onNotice(channel, data) for
+// each message received, from the Hub's goroutines, never while holding the
 // Hub's lock.
-func NewHub(pools []strategy.Pool, onNotice func(channel string)) *Hub {
+func NewHub(pools []strategy.Pool, onNotice func(channel, data string)) *Hub {
 	return &Hub{pools: pools, onNotice: onNotice, channels: map[string]*channel{}}
 }
 
@@ -133,12 +133,13 @@ func (h *Hub) names() []any {
 	return names
 }
 
-// pokeAll tells every channel's listener to look for itself.
+// pokeAll tells every channel's listener to look for itself (a notice with
+// empty data).
 func (h *Hub) pokeAll() {
 	h.mu.Lock()
 	names := h.names()
 	h.mu.Unlock()
 	for _, name := range names {
-		h.onNotice(name.(string))
+		h.onNotice(name.(string), "")
 	}
 }

@@ -81,7 +81,7 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 	for {
 		switch v := psc.ReceiveContext(ctx).(type) {
 		case redis.Message:
-			s.hub.onNotice(v.Channel)
+			s.hub.onNotice(v.Channel, string(v.Data))
 		case redis.Subscription:
 			if v.Kind == "subscribe" {
 				healthy = true

@@ -1,0 +1,97 @@
+package luarelease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// TestLineServesRemoteWaiterFirst: B, in another Locker, waits in the
+// key's line; A releases and at once locks again. B gets the lock first.
+func TestLineServesRemoteWaiterFirst(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	la := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	lb := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	a, err := la.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("A Lock() = %v, want nil", err)
+	}
+	order := make(chan string, 2)
+	bDone := make(chan error, 1)
+	go func() {
+		lease, err := lb.Lock(ctx, "k")
+		if err == nil {
+			order <- "B"
+			err = lease.Unlock(ctx)
+		}
+		bDone <- err
+	}()
+	waitInLine(t, node, "lockzoo:line:lock:k", 1)
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("A Unlock() = %v, want nil", err)
+	}
+	again, err := la.Lock(ctx, "k") // A locks again at once
+	if err != nil {
+		t.Fatalf("A Lock() again = %v, want nil", err)
+	}
+	order <- "A"
+	if err := again.Unlock(ctx); err != nil {
+		t.Errorf("A Unlock() = %v, want nil", err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("B Lock() = %v, want nil", err)
+	}
+	if first := <-order; first != "B" {
+		t.Errorf("first holder after A's release = %s, want B (who was waiting in line)", first)
+	}
+}
+
+// TestAbandonLeavesTheLine: a waiter whose context ends leaves the line at
+// once, so the next client does not wait for it to go stale.
+func TestAbandonLeavesTheLine(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx := context.Background()
+	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	holder, err := l.TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryLock() = %v, want nil", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if _, err := newLocker(t, node.Pool(), strategy.Config{}).Lock(short, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Fatalf("Lock() = %v, want %v", err, strategy.ErrNotAcquired)
+	}
+	if n, err := redis.Int(node.Do("ZCARD", "lockzoo:line:lock:k")); err != nil || n != 0 {
+		t.Errorf("ZCARD line after the waiter gave up = %d, %v; want 0", n, err)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	if _, err := l.TryLock(ctx, "k"); err != nil {
+		t.Errorf("TryLock() after the line emptied = %v, want nil", err)
+	}
+}
+
+// waitInLine waits until the line holds n waiters.
+func waitInLine(t *testing.T, node *redistest.Node, line string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if got, err := redis.Int(node.Do("ZCARD", line)); err == nil && got >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never held %d waiters", line, n)
+}
