@@ -27,13 +27,13 @@ func TestStaleReleaseDeletesNewHolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() by A = %v, want nil", err)
 	}
-	s := stopAt(t, fault.SetNXExReleaseAfterGet, a.Unlock) // A's GET matched
+	s := locktest.StopAt(t, fault.SetNXExReleaseAfterGet, a.Unlock) // A's GET matched
 	b := lockAfterExpiry(t, long, "k")
 	if got := get(t, node, "lock:k"); got != b.Token() {
 		t.Fatalf("GET lock:k after B's Lock = %q, want B's token %q", got, b.Token())
 	}
 
-	if err := s.resume(); err != nil {
+	if err := s.Resume(); err != nil {
 		t.Errorf("A's stale Unlock() = %v, want nil (its DEL deleted a key, so it sees success)", err)
 	}
 	if got := get(t, node, "lock:k"); got != "" {
@@ -81,12 +81,12 @@ func TestStaleExtendProlongsNewHolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() by A = %v, want nil", err)
 	}
-	s := stopAt(t, fault.SetNXExExtendAfterGet, func(ctx context.Context) error {
+	s := locktest.StopAt(t, fault.SetNXExExtendAfterGet, func(ctx context.Context) error {
 		return a.Extend(ctx, extendTo)
 	})
 	b := lockAfterExpiry(t, long, "k")
 
-	if err := s.resume(); err != nil {
+	if err := s.Resume(); err != nil {
 		t.Errorf("A's stale Extend(%v) = %v, want nil (its EXPIRE found a key)", extendTo, err)
 	}
 	if got := get(t, node, "lock:k"); got != b.Token() {
@@ -128,7 +128,7 @@ func TestOwnerCheckAtGet(t *testing.T) {
 			ctx := context.Background()
 			key := "taken-" + op.name
 			a := mustTryLock(t, l, key)
-			mustDo(t, node, "DEL", "lock:"+key) // as if it expired
+			locktest.MustDo(t, node, "DEL", "lock:"+key) // as if it expired
 			b := mustTryLock(t, l, key)
 			if err := op.call(ctx, a); !errors.Is(err, strategy.ErrNotHeld) {
 				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
@@ -140,9 +140,9 @@ func TestOwnerCheckAtGet(t *testing.T) {
 		t.Run(op.name+" when the key vanishes after GET", func(t *testing.T) {
 			key := "vanished-" + op.name
 			a := mustTryLock(t, l, key)
-			s := stopAt(t, op.point, func(ctx context.Context) error { return op.call(ctx, a) })
-			mustDo(t, node, "DEL", "lock:"+key)
-			if err := s.resume(); !errors.Is(err, strategy.ErrNotHeld) {
+			s := locktest.StopAt(t, op.point, func(ctx context.Context) error { return op.call(ctx, a) })
+			locktest.MustDo(t, node, "DEL", "lock:"+key)
+			if err := s.Resume(); !errors.Is(err, strategy.ErrNotHeld) {
 				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
 			}
 			if got := get(t, node, "lock:"+key); got != "" {
@@ -173,53 +173,4 @@ func mustTryLock(t *testing.T, l strategy.Locker, key string) strategy.Lease {
 		t.Fatalf("TryLock(%q) = %v, want nil", key, err)
 	}
 	return lease
-}
-
-// stopped is a client operation held at a fault point.
-type stopped struct {
-	gate     *fault.Gate
-	finished chan struct{}
-	err      error // op's result, set before finished is closed
-}
-
-// stopAt runs op in a goroutine with a context whose hook holds the client
-// at point until resume, and returns once the client is held there. The goroutine ends when op returns: after resume, or,
-// if the test ends first, when the cleanup opens the gate.
-func stopAt(t *testing.T, point string, op func(ctx context.Context) error) *stopped {
-	t.Helper()
-	s := &stopped{gate: fault.NewGate(point), finished: make(chan struct{})}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	ctx = fault.With(ctx, s.gate.Hook)
-	go func() {
-		defer close(s.finished)
-		s.err = op(ctx)
-	}()
-	t.Cleanup(func() {
-		s.gate.Open()
-		<-s.finished
-		cancel()
-	})
-	select {
-	case <-s.gate.Reached():
-	case <-s.finished:
-		t.Fatalf("client returned %v before reaching %s", s.err, point)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("client did not reach %s within 10s", point)
-	}
-	return s
-}
-
-// resume lets the client go and returns op's error.
-func (s *stopped) resume() error {
-	s.gate.Open()
-	<-s.finished
-	return s.err
-}
-
-// mustDo runs one command on node or fails the test.
-func mustDo(t *testing.T, node *redistest.Node, cmd string, args ...any) {
-	t.Helper()
-	if _, err := node.Do(cmd, args...); err != nil {
-		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
-	}
 }

@@ -78,14 +78,11 @@ type technique struct {
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	reply, err := engine.Do(ctx, t.pool, "SET", a.Key, a.Token, "NX", "EX", ceilSeconds(a.TTL))
+	g, err := engine.SetNXEX(ctx, t.pool, a)
 	if err != nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: set_nx_ex: SET NX EX %q: %w", a.Key, err)
+		return g, fmt.Errorf("lockzoo: set_nx_ex: %w", err)
 	}
-	if reply == nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: set_nx_ex: %q: %w", a.Key, strategy.ErrNotAcquired)
-	}
-	return engine.Grant{}, nil
+	return g, nil
 }
 
 // Release sends GET, compares, then sends DEL: two commands with a window
@@ -100,7 +97,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // (fault.SetNXExExtendAfterGet between them).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
 	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
-		return redis.Int(engine.DoContext(ctx, c, "EXPIRE", h.Key, ceilSeconds(ttl)))
+		return redis.Int(engine.DoContext(ctx, c, "EXPIRE", h.Key, engine.CeilSeconds(ttl)))
 	})
 }
 
@@ -131,14 +128,4 @@ func (t *technique) checkThen(ctx context.Context, h engine.Held, point string, 
 		}
 		return nil
 	})
-}
-
-// ceilSeconds returns d in whole seconds, rounded up, as article 000's
-// int(math.ceil(lock_timeout)).
-func ceilSeconds(d time.Duration) int64 {
-	s := d / time.Second
-	if d%time.Second != 0 {
-		s++
-	}
-	return int64(s)
 }

@@ -76,7 +76,7 @@ func TestTTLRoundsUpToSeconds(t *testing.T) {
 			if d := lease.Deadline(); d.After(end.Add(tt.ttl)) {
 				t.Errorf("Deadline() = %v, want no later than TryLock's return + TTL %v", d, end.Add(tt.ttl))
 			}
-			mustDo(t, node, "PEXPIRE", "lock:"+key, 60_000) // so that Extend visibly sets it
+			locktest.MustDo(t, node, "PEXPIRE", "lock:"+key, 60_000) // so that Extend visibly sets it
 			if err := lease.Extend(ctx, tt.ttl); err != nil {
 				t.Fatalf("Extend(%v) = %v, want nil", tt.ttl, err)
 			}

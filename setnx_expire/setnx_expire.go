@@ -74,16 +74,10 @@ type technique struct {
 	pool strategy.Pool
 }
 
-// seconds rounds ttl up to whole seconds, as the article's
-// int(math.ceil(lock_timeout)) does; it is at least 1.
-func seconds(ttl time.Duration) int64 {
-	return max(int64((ttl+time.Second-1)/time.Second), 1)
-}
-
 // Acquire sends SETNX, then EXPIRE as a second command. When SETNX fails it
 // repairs a key that has no expiry and reports ErrNotAcquired.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	secs := seconds(a.TTL)
+	secs := engine.CeilSeconds(a.TTL)
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		won, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, a.Token))
 		if err != nil {
@@ -134,5 +128,5 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // Extend sets the lock's expiry to ttl, rounded up to whole seconds, under
 // WATCH if it still holds h's token.
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, seconds(ttl))
+	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, engine.CeilSeconds(ttl))
 }

@@ -3,7 +3,6 @@ package watchmulti_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,14 +24,14 @@ func noMeddling(*testing.T, *redistest.Node, strategy.Locker, string, string) st
 // still matches, but the write aborts the owner's transaction.
 func rewriteOwnToken(t *testing.T, node *redistest.Node, _ strategy.Locker, key, token string) string {
 	t.Helper()
-	mustDo(t, node, "SET", "lock:"+key, token, "EX", 30)
+	locktest.MustDo(t, node, "SET", "lock:"+key, token, "EX", 30)
 	return ""
 }
 
 // overwriteOtherToken replaces the owner's token with another.
 func overwriteOtherToken(t *testing.T, node *redistest.Node, _ strategy.Locker, key, _ string) string {
 	t.Helper()
-	mustDo(t, node, "SET", "lock:"+key, "intruder", "EX", 30)
+	locktest.MustDo(t, node, "SET", "lock:"+key, "intruder", "EX", 30)
 	return "intruder"
 }
 
@@ -40,7 +39,7 @@ func overwriteOtherToken(t *testing.T, node *redistest.Node, _ strategy.Locker, 
 // lease, B, take it through l.
 func deleteAndTakeOver(t *testing.T, node *redistest.Node, l strategy.Locker, key, _ string) string {
 	t.Helper()
-	mustDo(t, node, "DEL", "lock:"+key)
+	locktest.MustDo(t, node, "DEL", "lock:"+key)
 	b, err := l.TryLock(context.Background(), key)
 	if err != nil {
 		t.Fatalf("TryLock() by B after DEL = %v, want nil", err)
@@ -78,12 +77,12 @@ func TestReleaseRetriesWhenKeyChanges(t *testing.T) {
 			if err != nil {
 				t.Fatalf("TryLock() by A = %v, want nil", err)
 			}
-			s := stopAt(t, fault.WatchMultiReleaseAfterWatch, a.Unlock)
+			s := locktest.StopAt(t, fault.WatchMultiReleaseAfterWatch, a.Unlock)
 			want := tt.meddle(t, node, l, tt.key, a.Token())
-			if err := s.resume(); !errors.Is(err, tt.wantErr) {
+			if err := s.Resume(); !errors.Is(err, tt.wantErr) {
 				t.Errorf("Unlock() = %v, want %v", err, tt.wantErr)
 			}
-			if got := s.passes.Load(); got != tt.wantPasses {
+			if got := s.Passes(); got != tt.wantPasses {
 				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiReleaseAfterWatch, got, tt.wantPasses)
 			}
 			if got := get(t, node, "lock:"+tt.key); got != want {
@@ -120,17 +119,17 @@ func TestExtendRetriesWhenKeyChanges(t *testing.T) {
 			if err != nil {
 				t.Fatalf("TryLock() by A = %v, want nil", err)
 			}
-			s := stopAt(t, fault.WatchMultiExtendAfterWatch, func(ctx context.Context) error {
+			s := locktest.StopAt(t, fault.WatchMultiExtendAfterWatch, func(ctx context.Context) error {
 				return a.Extend(ctx, ttl)
 			})
 			want := tt.meddle(t, node, l, tt.key, a.Token())
 			if tt.wantOwner {
 				want = a.Token()
 			}
-			if err := s.resume(); !errors.Is(err, tt.wantErr) {
+			if err := s.Resume(); !errors.Is(err, tt.wantErr) {
 				t.Errorf("Extend(%v) = %v, want %v", ttl, err, tt.wantErr)
 			}
-			if got := s.passes.Load(); got != tt.wantPasses {
+			if got := s.Passes(); got != tt.wantPasses {
 				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiExtendAfterWatch, got, tt.wantPasses)
 			}
 			if got := get(t, node, "lock:"+tt.key); got != want {
@@ -140,62 +139,5 @@ func TestExtendRetriesWhenKeyChanges(t *testing.T) {
 				t.Errorf("PTTL lock:%s after Extend = %v, want in (%v, %v]", tt.key, got, tt.minPTTL, tt.maxPTTL)
 			}
 		})
-	}
-}
-
-// stopped is a client operation held at a fault point.
-type stopped struct {
-	gate     *fault.Gate
-	passes   atomic.Int32 // times the client reached the point
-	finished chan struct{}
-	err      error // op's result, set before finished is closed
-}
-
-// stopAt runs op in a goroutine with a context whose hook counts the passes
-// through point and holds the client there until resume, and returns once
-// the client is held. The goroutine ends when op returns: after resume, or,
-// if the test ends first, when the cleanup opens the gate.
-func stopAt(t *testing.T, point string, op func(ctx context.Context) error) *stopped {
-	t.Helper()
-	s := &stopped{gate: fault.NewGate(point), finished: make(chan struct{})}
-	count := func(_ context.Context, p string) error {
-		if p == point {
-			s.passes.Add(1)
-		}
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	ctx = fault.With(ctx, fault.Chain(count, s.gate.Hook))
-	go func() {
-		defer close(s.finished)
-		s.err = op(ctx)
-	}()
-	t.Cleanup(func() {
-		s.gate.Open()
-		<-s.finished
-		cancel()
-	})
-	select {
-	case <-s.gate.Reached():
-	case <-s.finished:
-		t.Fatalf("client returned %v before reaching %s", s.err, point)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("client did not reach %s within 10s", point)
-	}
-	return s
-}
-
-// resume lets the client go and returns op's error.
-func (s *stopped) resume() error {
-	s.gate.Open()
-	<-s.finished
-	return s.err
-}
-
-// mustDo runs one command on node or fails the test.
-func mustDo(t *testing.T, node *redistest.Node, cmd string, args ...any) {
-	t.Helper()
-	if _, err := node.Do(cmd, args...); err != nil {
-		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
 	}
 }

@@ -73,14 +73,11 @@ type technique struct {
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	reply, err := engine.Do(ctx, t.pool, "SET", a.Key, a.Token, "NX", "EX", ceilSeconds(a.TTL))
+	g, err := engine.SetNXEX(ctx, t.pool, a)
 	if err != nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: watch_multi: SET NX EX %q: %w", a.Key, err)
+		return g, fmt.Errorf("lockzoo: watch_multi: %w", err)
 	}
-	if reply == nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: watch_multi: %q: %w", a.Key, strategy.ErrNotAcquired)
-	}
-	return engine.Grant{}, nil
+	return g, nil
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
@@ -88,25 +85,5 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, ceilMillis(ttl))
-}
-
-// ceilSeconds returns d in whole seconds, rounded up, as the article's
-// int(math.ceil(lock_timeout)).
-func ceilSeconds(d time.Duration) int64 {
-	s := d / time.Second
-	if d%time.Second != 0 {
-		s++
-	}
-	return int64(s)
-}
-
-// ceilMillis returns d in whole milliseconds, rounded up, so that the key
-// never expires before the lease's Deadline.
-func ceilMillis(d time.Duration) int64 {
-	ms := d / time.Millisecond
-	if d%time.Millisecond != 0 {
-		ms++
-	}
-	return int64(ms)
+	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, engine.CeilMillis(ttl))
 }

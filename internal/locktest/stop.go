@@ -1,0 +1,72 @@
+package locktest
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+)
+
+// Stopped is a client operation held at a fault point by StopAt.
+type Stopped struct {
+	gate     *fault.Gate
+	passes   atomic.Int32 // times the client reached the point
+	finished chan struct{}
+	err      error // op's result, set before finished is closed
+}
+
+// StopAt runs op in a goroutine with a context whose hook counts the passes
+// through point and holds the client there until Resume, and returns once
+// the client is held. The goroutine ends when op returns: after Resume, or,
+// if the test ends first, when the cleanup opens the gate. It fails the
+// test if op returns or takes 10 s without reaching point.
+func StopAt(t *testing.T, point string, op func(ctx context.Context) error) *Stopped {
+	t.Helper()
+	s := &Stopped{gate: fault.NewGate(point), finished: make(chan struct{})}
+	count := func(_ context.Context, p string) error {
+		if p == point {
+			s.passes.Add(1)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx = fault.With(ctx, fault.Chain(count, s.gate.Hook))
+	go func() {
+		defer close(s.finished)
+		s.err = op(ctx)
+	}()
+	t.Cleanup(func() {
+		s.gate.Open()
+		<-s.finished
+		cancel()
+	})
+	select {
+	case <-s.gate.Reached():
+	case <-s.finished:
+		t.Fatalf("client returned %v before reaching %s", s.err, point)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("client did not reach %s within 10s", point)
+	}
+	return s
+}
+
+// Passes returns how many times the client reached the point so far.
+func (s *Stopped) Passes() int32 { return s.passes.Load() }
+
+// Resume lets the client go and returns op's error.
+func (s *Stopped) Resume() error {
+	s.gate.Open()
+	<-s.finished
+	return s.err
+}
+
+// MustDo runs one command on node or fails the test.
+func MustDo(t testing.TB, node *redistest.Node, cmd string, args ...any) {
+	t.Helper()
+	if _, err := node.Do(cmd, args...); err != nil {
+		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
+	}
+}
