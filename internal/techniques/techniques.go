@@ -7,12 +7,17 @@ package techniques
 import (
 	getsettimestamp "github.com/lockzoo/lockzoo/getset_timestamp"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	"github.com/lockzoo/lockzoo/redlock"
 	setnxex "github.com/lockzoo/lockzoo/set_nx_ex"
 	setnxexpire "github.com/lockzoo/lockzoo/setnx_expire"
 	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 	watchmulti "github.com/lockzoo/lockzoo/watch_multi"
 )
+
+// RedlockNodes is how many independent masters redlock runs on in the
+// suite and the comparison.
+const RedlockNodes = 5
 
 // All returns every technique, the article techniques first and the
 // production ones last.
@@ -23,6 +28,13 @@ func All() []strategytest.Target {
 		single("watch_multi", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return watchmulti.New(p, c) }),
 		single("set_nx_ex", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return setnxex.New(p, c) }),
 		single("lua_release", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return luarelease.New(p, c) }),
+		{
+			Name:  "redlock",
+			Nodes: RedlockNodes,
+			New: func(pools []strategy.Pool, c strategy.Config) (strategy.Locker, error) {
+				return redlock.New(pools, redlock.Config{Config: c})
+			},
+		},
 	}
 }
 

@@ -1,0 +1,265 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// nodeOp runs one request on one node over c, bounded by ctx, and returns
+// the node's answer (node index filled in by the caller).
+type nodeOp func(ctx context.Context, n *node, c redis.Conn) answer
+
+// undoOp takes back what a node may hold after an acquire that failed. c is
+// the connection the request went over, or nil when it is no longer usable.
+type undoOp func(ctx context.Context, n *node, c redis.Conn)
+
+// round is one request sent to every node in parallel. Each node has its
+// own goroutine; the caller reads answers until it can decide, then
+// publishes the decision by closing decided. Goroutines whose node answers
+// after the decision still finish their call, and undo it if the round
+// failed.
+type round struct {
+	answers chan answer   // buffered for every node: senders never block
+	decided chan struct{} // closed by the caller once failed is set
+	failed  bool          // the decision; read only after decided is closed
+
+	// awaited marks, by node index, the undos the caller waits for (set
+	// before decided is closed, nil when it waits for none); each of those
+	// calls undone.Done.
+	awaited []bool
+	undone  sync.WaitGroup
+
+	// ctx bounds every node's request by Config.NodeTimeout; the last
+	// goroutine to finish its request cancels it.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running atomic.Int32
+}
+
+// fanOut starts op on every node and returns the round whose answers the
+// caller collects. It must then call decide exactly once.
+//
+// Every goroutine it starts ends on its own: the request is bounded by
+// Config.NodeTimeout, and when undo is given the goroutine waits for the
+// decision (which decide always publishes) and then makes at most one more
+// call, bounded by NodeTimeout too. The calls run under ctx's values but not
+// its cancellation: a caller that gives up must not abort a request that
+// may already have taken the lock on a node, or the undo would be lost.
+// Locker.Wait waits for these goroutines.
+func (t *technique) fanOut(ctx context.Context, op nodeOp, undo undoOp) *round {
+	base := context.WithoutCancel(ctx)
+	r := &round{answers: make(chan answer, len(t.nodes)), decided: make(chan struct{})}
+	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
+	type admitted struct {
+		n     *node
+		probe bool
+	}
+	var buf [8]admitted // no allocation up to 8 nodes
+	calls := buf[:0]
+	for _, n := range t.nodes {
+		if ok, probe := n.br.admit(); ok {
+			calls = append(calls, admitted{n, probe})
+		} else {
+			// A failing node with a probe in flight: answer for it at once.
+			r.answers <- answer{node: n.index, vote: voteFailed, err: n.br.skipped()}
+		}
+	}
+	r.running.Store(int32(len(calls)))
+	if len(calls) == 0 {
+		r.cancel()
+	}
+	t.bg.add(len(calls))
+	for _, c := range calls {
+		go t.runNode(base, r, c.n, c.probe, op, undo)
+	}
+	return r
+}
+
+// decide publishes the decision to the round's goroutines.
+func (r *round) decide(failed bool) {
+	r.failed = failed
+	close(r.decided)
+}
+
+// failAndUndo publishes a failed decision and, when wait is set, waits
+// until the nodes that granted the lock before it (tl.granted) have
+// released it; later answers are released in the background. Waiting keeps
+// a retry that follows at once from running into this attempt's own
+// leftovers, which would make it fail again. Each release is bounded by
+// NodeTimeout.
+func (r *round) failAndUndo(tl *tally, wait bool) {
+	if !wait {
+		r.decide(true)
+		return
+	}
+	r.awaited = slices.Clone(tl.granted) // settle may mark more later
+	for _, g := range r.awaited {
+		if g {
+			r.undone.Add(1)
+		}
+	}
+	r.decide(true)
+	r.undone.Wait()
+}
+
+// collect reads answers until a quorum said yes, a quorum can no longer say
+// yes, ctx ends or giveUp fires (a nil giveUp never does). The error is
+// ctx.Err() or errValidity in the last two cases.
+func (t *technique) collect(ctx context.Context, r *round, giveUp <-chan time.Time) (tally, error) {
+	tl := newTally(len(t.nodes), t.s.quorum)
+	for !tl.won() && !tl.lost() {
+		select {
+		case a := <-r.answers:
+			tl.add(a)
+		case <-ctx.Done():
+			return tl, ctx.Err()
+		case <-giveUp:
+			return tl, errValidity
+		}
+	}
+	return tl, nil
+}
+
+// settle reads more answers of a lost round until they tell whether
+// refusals alone ruled the quorum out (see tally.refusedByQuorum), which
+// decides the error a caller gets: "held by someone else" or "nodes
+// failed"; with all, it reads until every node answered unless refusals
+// rule the quorum out first. It returns early, with ctx.Err(), only when
+// ctx ends. The wait is short: the round's decision is already published,
+// and every node answers within NodeTimeout.
+func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
+	for !tl.refusedByQuorum() && tl.pending() > 0 && (all || tl.refused+tl.pending() > tl.n-tl.quorum) {
+		select {
+		case a := <-r.answers:
+			tl.add(a)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// runNode is the goroutine of one node in one round.
+func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
+	defer t.bg.done()
+	c, a := t.call(r.ctx, n, probe, op)
+	if r.running.Add(-1) == 0 {
+		r.cancel()
+	}
+	r.answers <- a
+	if undo != nil {
+		<-r.decided
+		if r.failed && a.mayHold {
+			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
+			undo(uctx, n, c)
+			ucancel()
+		}
+		if r.awaited != nil && r.awaited[n.index] {
+			r.undone.Done()
+		}
+	}
+	if c != nil {
+		c.Close()
+	}
+}
+
+// call gets a connection to n and runs op on it, then tells n's breaker
+// whether the node replied. It returns the connection for reuse when it is
+// still healthy, else nil (and closes it). probe is what n.br.admit said.
+func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (redis.Conn, answer) {
+	c, err := n.pool.GetContext(ctx)
+	if err != nil {
+		n.br.settle(probe, false, err)
+		// Nothing was sent: the node cannot hold anything from us.
+		return nil, answer{node: n.index, vote: voteFailed, err: err}
+	}
+	a := op(ctx, n, c)
+	a.node = n.index
+	// redigo closes a connection on any network or protocol failure; a
+	// connection still open got a reply.
+	replied := c.Err() == nil
+	n.br.settle(probe, replied, a.err)
+	if !replied {
+		c.Close()
+		return nil, a
+	}
+	return c, a
+}
+
+// do runs one command (or, with cmd "", flushes the pipeline and reads
+// every pending reply) on c, bounded by ctx's deadline. It uses redigo's
+// read deadline rather than DoContext, which would start one more goroutine
+// per call: node calls only ever end by their deadline (the caller's
+// cancellation does not reach them, see fanOut). A deadline that passes
+// while reading is reported as context.DeadlineExceeded. Connections
+// without read deadlines (redis.ConnWithTimeout) go through DoContext.
+func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	dl, ok := ctx.Deadline()
+	cwt, timed := c.(redis.ConnWithTimeout)
+	if !ok || !timed {
+		return redis.DoContext(c, ctx, cmd, args...)
+	}
+	d := time.Until(dl)
+	if d <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	reply, err := cwt.DoWithTimeout(d, cmd, args...)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return reply, err
+}
+
+// tracker counts background goroutines so that Locker.Wait can wait for
+// them. Its zero value is ready to use.
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to zero; nil while n is zero
+}
+
+func (b *tracker) add(k int) {
+	if k == 0 {
+		return
+	}
+	b.mu.Lock()
+	if b.n == 0 {
+		b.idle = make(chan struct{})
+	}
+	b.n += k
+	b.mu.Unlock()
+}
+
+func (b *tracker) done() {
+	b.mu.Lock()
+	b.n--
+	if b.n == 0 {
+		close(b.idle)
+		b.idle = nil
+	}
+	b.mu.Unlock()
+}
+
+// wait blocks until no goroutine is counted or ctx ends.
+func (b *tracker) wait(ctx context.Context) error {
+	b.mu.Lock()
+	idle := b.idle
+	b.mu.Unlock()
+	if idle == nil {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

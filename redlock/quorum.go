@@ -1,0 +1,148 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// vote is what one node said to one request.
+type vote int
+
+const (
+	// voteYes: the node did what was asked (SET NX succeeded, the compare
+	// script matched our token).
+	voteYes vote = iota + 1
+	// voteNo: the node answered no (the key is someone else's, or missing).
+	voteNo
+	// voteExcluded: the node answered, but the restart guard leaves it out
+	// of quorums for now; it counts as a refusal.
+	voteExcluded
+	// voteFailed: no usable answer (dial error, timeout, error reply).
+	voteFailed
+)
+
+// answer is one node's reply to one request.
+type answer struct {
+	node int
+	vote vote
+	err  error // set for voteFailed, and explains voteExcluded
+	// mayHold reports that the node may now hold the lock for this
+	// attempt: its SET succeeded, or the outcome is unknown. A failed
+	// acquire releases such nodes.
+	mayHold bool
+}
+
+// tally counts the answers of one round against the quorum.
+type tally struct {
+	n, quorum int
+	yes       int
+	refused   int // voteNo and voteExcluded
+	failed    int
+	excluded  int
+	errs      []error
+	// granted marks, by node index, the nodes whose SET succeeded (yes or
+	// excluded votes); nil until the first one.
+	granted []bool
+}
+
+func newTally(n, quorum int) tally { return tally{n: n, quorum: quorum} }
+
+func (t *tally) add(a answer) {
+	if a.vote == voteYes || a.vote == voteExcluded {
+		if t.granted == nil {
+			t.granted = make([]bool, t.n)
+		}
+		t.granted[a.node] = true
+	}
+	switch a.vote {
+	case voteYes:
+		t.yes++
+	case voteNo:
+		t.refused++
+	case voteExcluded:
+		t.refused++
+		t.excluded++
+	default:
+		t.failed++
+		t.errs = append(t.errs, fmt.Errorf("node %d: %w", a.node, a.err))
+	}
+}
+
+// pending returns how many nodes have not answered yet.
+func (t *tally) pending() int { return t.n - t.yes - t.refused - t.failed }
+
+// won reports that a quorum said yes.
+func (t *tally) won() bool { return t.yes >= t.quorum }
+
+// lost reports that a quorum can no longer say yes.
+func (t *tally) lost() bool { return t.yes+t.pending() < t.quorum }
+
+// refusedByQuorum reports that refusals alone rule out a quorum: more than
+// n-quorum nodes said no. That is "held by someone else" (or "not ours"),
+// as opposed to "could not tell because nodes failed".
+func (t *tally) refusedByQuorum() bool { return t.refused > t.n-t.quorum }
+
+// released reports, for a release round, that the lock is gone even
+// without a quorum of deletions: a node deleted it, and the nodes that may
+// still hold the token (failed or not answered) are fewer than a quorum.
+func (t *tally) released() bool { return t.yes > 0 && t.yes+t.refused > t.n-t.quorum }
+
+// String summarises the tally for error messages.
+func (t *tally) String() string {
+	s := fmt.Sprintf("%d of %d nodes said yes (quorum %d), %d no", t.yes, t.n, t.quorum, t.refused)
+	if t.excluded > 0 {
+		s += fmt.Sprintf(" (%d left out by the restart guard)", t.excluded)
+	}
+	if t.failed > 0 {
+		s += fmt.Sprintf(", %d failed", t.failed)
+	}
+	if p := t.pending(); p > 0 {
+		s += fmt.Sprintf(", %d not answered", p)
+	}
+	return s
+}
+
+// failure builds the error of a round that did not reach its quorum.
+// refusal is the sentinel to wrap when refusals alone ruled the quorum out
+// (ErrNotAcquired for acquire, ErrNotHeld for release and extend); cause is
+// a context error or errValidity, or nil.
+func (t *tally) failure(op string, refusal, cause error) error {
+	var parts []error
+	if cause != nil {
+		parts = append(parts, cause)
+	} else if t.refusedByQuorum() {
+		parts = append(parts, refusal)
+	}
+	parts = append(parts, t.errs...)
+	if len(parts) == 0 {
+		// Cannot happen: a lost round has refusals or failures.
+		parts = append(parts, errNoQuorum)
+	}
+	if len(parts) == 1 {
+		return fmt.Errorf("%s: %s: %w", op, t.String(), parts[0])
+	}
+	return fmt.Errorf("%s: %s: %w", op, t.String(), joined(parts))
+}
+
+// joined is errors.Join on one line: its parts separated by "; ".
+type joined []error
+
+func (j joined) Error() string {
+	s := make([]string, len(j))
+	for i, err := range j {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (j joined) Unwrap() []error { return j }
+
+var (
+	// errNoQuorum is the cause of a round that ended without a quorum and
+	// without any more specific reason.
+	errNoQuorum = errors.New("lockzoo: redlock: no quorum")
+	// errValidity reports a quorum reached too late: the time it took left
+	// no validity (see Config.DriftFactor).
+	errValidity = errors.New("lockzoo: redlock: quorum reached after the lock's validity ran out")
+)

@@ -1,0 +1,117 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/scripts"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Locker is a Redlock over independent Redis masters. It is safe for
+// concurrent use.
+type Locker struct {
+	e   *engine.Locker
+	t   *technique
+	cfg Config
+}
+
+var _ strategy.Locker = (*Locker)(nil)
+
+// New returns a Locker that keeps its locks on the Redis masters behind
+// pools, one pool per independent node (no replication between them).
+//
+// It returns an error wrapping strategy.ErrInvalidConfig that names the
+// field when pools is empty, a pool is nil (pools[i]), Quorum is outside
+// 1..len(pools), DriftFactor or NodeTimeout is negative, or a
+// strategy.Config field is out of range (negative TTL, TTL below 1 ms).
+//
+// The same pool given twice is accepted but unsafe: that node then votes
+// twice, so a quorum can be reached with fewer real nodes than Quorum.
+func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
+	base, err := cfg.Config.WithDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
+	}
+	s, err := check(pools, cfg, base.TTL)
+	if err != nil {
+		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
+	}
+	t := &technique{
+		s:       s,
+		release: scripts.CompareDelete(),
+		extend:  scripts.ComparePExpire(),
+		clock:   clock{origin: time.Now()},
+	}
+	t.maxTTL.Store(int64(base.TTL))
+	for i, p := range pools {
+		t.nodes = append(t.nodes, &node{index: i, pool: p})
+	}
+	e, err := engine.New(t, properties(), cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Config = e.Config()
+	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
+	return &Locker{e: e, t: t, cfg: cfg}, nil
+}
+
+func properties() strategy.Properties {
+	return strategy.Properties{
+		Name:              "redlock",
+		AtomicAcquire:     true,
+		OwnerSafeRelease:  true,
+		ClockSafe:         false,
+		NodeFaultTolerant: true,
+		Fencing:           false,
+		AcquireRoundTrips: 1,
+		ReleaseRoundTrips: 1,
+	}
+}
+
+// TryLock makes one attempt to acquire key on every node. It returns the
+// Lease when a quorum granted it within the validity, an error wrapping
+// strategy.ErrNotAcquired when enough nodes refused (held by someone else,
+// or left out by the restart guard) that no quorum is possible,
+// strategy.ErrInvalidConfig for an empty key, and otherwise an error wrapping
+// the nodes' failures (matching context.DeadlineExceeded when nodes timed
+// out, or ctx.Err() when ctx ended). A failed attempt releases every node it
+// may have locked, in the background.
+func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.TryLock(ctx, key)
+}
+
+// Lock acquires key, retrying after jittered waits (Config.Retry) until it
+// succeeds or ctx ends. When it gives up the error wraps
+// strategy.ErrNotAcquired, ctx.Err() and the last failure, if there was one.
+//
+// The returned Lease's Unlock returns nil once a quorum deleted the lock, or
+// once every node answered and the lock is released all the same (a node
+// deleted it and too few nodes may still hold it to form a quorum); it
+// returns an error wrapping strategy.ErrNotHeld when more than N-Quorum
+// nodes said the lock was not ours. Its Extend needs a quorum of nodes that
+// still hold the lock and moves Deadline to the new validity, else it
+// returns an error wrapping strategy.ErrNotHeld when the lock was lost.
+// Otherwise both return the nodes' failures, which match neither sentinel.
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+	return l.e.Lock(ctx, key)
+}
+
+// Properties reports atomic acquire, owner-safe release, tolerance of the
+// loss of a minority of nodes, one (parallel) round trip each way, and no
+// clock safety and no fencing.
+func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
+
+// Config returns the Locker's configuration with every default filled in
+// (Quorum, DriftFactor, NodeTimeout, and the strategy.Config fields).
+func (l *Locker) Config() Config { return l.cfg }
+
+// Wait blocks until every background call of this Locker has ended, or ctx
+// ends (it then returns ctx.Err()). Background calls are the answers a
+// decision did not wait for: slow or frozen nodes, releases after a failed
+// attempt, and the nodes an Unlock or Extend did not need for its quorum.
+// Each ends on its own within about twice Config.NodeTimeout; Wait is for
+// tests and for a clean shutdown.
+func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }

@@ -1,0 +1,138 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/redlock"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// restartScenario sets up the Redis documentation's case: lease A holds
+// nodes 0-2 of 5 (nodes 3 and 4 were down when it locked, and came back
+// empty), then node 2 restarts without its data. A and B are two leases of
+// one Locker: the guard is per Locker.
+func restartScenario(t *testing.T, guard bool, ttl time.Duration) ([]*redistest.Node, *redlock.Locker, strategy.Lease) {
+	t.Helper()
+	nodes := startNodes(t, 5)
+	l := newLocker(t, nodes, redlock.Config{
+		NodeTimeout:         patient,
+		DriftFactor:         0.05,
+		DisableRestartGuard: !guard,
+		Config:              strategy.Config{TTL: ttl},
+	})
+	nodes[3].Kill()
+	nodes[4].Kill()
+	a := mustLock(t, l, "res")
+	nodes[3].Restart()
+	nodes[4].Restart()
+	waitIdle(t, l)
+	wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), a.Token(), "", ""})
+	nodes[2].Restart()
+	return nodes, l, a
+}
+
+// TestRestartWithoutPersistence shows what a node restarted without its
+// data does to Redlock, and that the restart guard prevents it.
+func TestRestartWithoutPersistence(t *testing.T) {
+	t.Run("guard off: two holders", func(t *testing.T) {
+		nodes, l, a := restartScenario(t, false, 10*time.Second)
+		b, err := lockWithin(l, "res", time.Second)
+		if err != nil {
+			t.Fatalf("B Lock() = %v, want nil (nodes 2-4 are free)", err)
+		}
+		if !holds(a) || !holds(b) {
+			t.Errorf("A holds %v, B holds %v; want both at once", holds(a), holds(b))
+		}
+		waitIdle(t, l)
+		wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), b.Token(), b.Token(), b.Token()})
+	})
+	t.Run("guard on: refused until A expired", func(t *testing.T) {
+		const ttl = 2 * time.Second
+		nodes, l, a := restartScenario(t, true, ttl)
+		_, err := l.TryLock(context.Background(), "res")
+		if !errors.Is(err, strategy.ErrNotAcquired) || !strings.Contains(err.Error(), "restart guard") {
+			t.Fatalf("B TryLock() = %v, want %v from the restart guard", err, strategy.ErrNotAcquired)
+		}
+		if _, err := lockWithin(l, "res", ttl/4); !errors.Is(err, strategy.ErrNotAcquired) {
+			t.Fatalf("B Lock() for a quarter of the TTL = %v, want %v", err, strategy.ErrNotAcquired)
+		}
+		waitIdle(t, l)
+		wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), "", "", ""})
+
+		b, err := lockWithin(l, "res", 5*ttl)
+		if err != nil {
+			t.Fatalf("B Lock() = %v, want nil once A expired", err)
+		}
+		// B's attempt began no earlier than Deadline - (TTL - drift): after
+		// A's lease ended.
+		drift := time.Duration(float64(ttl)*l.Config().DriftFactor) + redlock.DriftFloor
+		if began := b.Deadline().Add(-(ttl - drift)); began.Before(a.Deadline()) {
+			t.Errorf("B's lease began by %v, before A's deadline %v", began, a.Deadline())
+		}
+		if err := b.Unlock(context.Background()); err != nil {
+			t.Errorf("B Unlock() = %v, want nil", err)
+		}
+	})
+}
+
+// TestRestartGuardExcludesForOneTTL restarts a majority of the nodes a
+// Locker knows: it refuses every lock until one TTL after it saw them
+// again, then counts them, and keeps checking only new connections. A
+// Locker created after the restart knows nothing to compare and is not
+// protected.
+func TestRestartGuardExcludesForOneTTL(t *testing.T) {
+	const ttl = time.Second
+	nodes := startNodes(t, 5)
+	ctx := context.Background()
+	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: ttl}})
+	warm := mustLock(t, l, "warm")
+	if err := warm.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l) // every node's run_id is known
+	for _, n := range nodes[:3] {
+		n.Restart()
+	}
+
+	seen := time.Now()
+	if _, err := l.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrNotAcquired) || !strings.Contains(err.Error(), "restart guard") {
+		t.Fatalf("TryLock() after 3 of 5 nodes restarted = %v, want %v from the restart guard", err, strategy.ErrNotAcquired)
+	}
+	fresh := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: ttl}})
+	unguarded, err := fresh.TryLock(ctx, "fresh")
+	if err != nil {
+		t.Errorf("TryLock() by a Locker created after the restart = %v, want nil (it has nothing to compare)", err)
+	} else if err := unguarded.Unlock(ctx); err != nil {
+		t.Errorf("Unlock() = %v, want nil", err)
+	}
+
+	lease, err := lockWithin(l, "k", 10*ttl)
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil once the exclusion ended", err)
+	}
+	if waited := time.Since(seen); waited < ttl {
+		t.Errorf("Lock() succeeded %v after the restarted nodes were seen, want at least the TTL %v", waited, ttl)
+	}
+	waitIdle(t, l)
+	wantValues(t, nodes, "lock:k", repeat(lease.Token(), 5))
+
+	// Hot path: known connections cost one round trip, without INFO.
+	resetStats(t, nodes)
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l)
+	for i, n := range nodes {
+		if got := calls(t, n, "info"); got != 0 {
+			t.Errorf("INFO calls on node %d during Unlock = %d, want 0", i, got)
+		}
+		if got := calls(t, n, "client|getname"); got != 1 {
+			t.Errorf("CLIENT GETNAME calls on node %d during Unlock = %d, want 1 (pipelined with the script)", i, got)
+		}
+	}
+}

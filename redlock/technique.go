@@ -1,0 +1,202 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// technique holds redlock's Redis commands and its per-node state. The
+// engine calls it concurrently.
+type technique struct {
+	nodes   []*node
+	s       settings
+	release *redis.Script
+	extend  *redis.Script
+	clock   clock
+	maxTTL  atomic.Int64 // the longest TTL asked for, in ns (restart guard)
+	bg      tracker      // background node goroutines (Locker.Wait)
+}
+
+// Acquire sends SET NX PX to every node at once and decides as soon as a
+// quorum said yes or can no longer say yes. On success the validity is the
+// TTL minus the time elapsed minus the drift allowance; on failure every
+// node that may hold the lock is released, including nodes that answer
+// after the decision.
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
+	}
+	start := time.Now()
+	t.noteTTL(a.TTL)
+	budget := a.TTL - t.s.driftFor(a.TTL) // no validity left after this
+	ms := a.TTL.Milliseconds()
+	set := func(ctx context.Context, n *node, c redis.Conn) answer {
+		reply, err := t.exchange(ctx, n, c, "SET", a.Key, a.Token, "NX", "PX", ms)
+		return t.acquireVote(n, reply, err)
+	}
+	undo := func(ctx context.Context, n *node, c redis.Conn) {
+		t.releaseOn(ctx, n, c, a.Key, a.Token)
+	}
+	r := t.fanOut(ctx, set, undo)
+
+	var giveUp <-chan time.Time
+	if t.s.nodeTimeout >= budget {
+		// Only when every node could still answer after the validity ran
+		// out does the round need a clock of its own.
+		timer := time.NewTimer(max(budget, 0))
+		defer timer.Stop()
+		giveUp = timer.C
+	}
+	tl, cause := t.collect(ctx, r, giveUp)
+	validity := a.TTL - time.Since(start) - t.s.driftFor(a.TTL)
+	if cause == nil && tl.won() && validity <= 0 {
+		cause = errValidity
+	}
+	if cause != nil || !tl.won() {
+		// A caller whose context ended is not kept waiting for the releases.
+		r.failAndUndo(&tl, cause == nil || errors.Is(cause, errValidity))
+		if cause == nil {
+			cause = r.settle(ctx, &tl, false)
+		}
+		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), strategy.ErrNotAcquired, cause)
+	}
+	r.decide(false)
+	return engine.Grant{Validity: validity}, nil
+}
+
+// acquireVote turns a SET NX reply into a vote, applying the restart guard.
+func (t *technique) acquireVote(n *node, reply any, err error) answer {
+	switch {
+	case err != nil:
+		// The SET may have run before the failure: release it if the round fails.
+		return answer{vote: voteFailed, err: err, mayHold: true}
+	case reply == nil:
+		return answer{vote: voteNo}
+	}
+	if s, ok := reply.(string); !ok || s != "OK" {
+		return answer{vote: voteFailed, err: fmt.Errorf("SET NX PX replied %v", reply), mayHold: true}
+	}
+	if t.s.guard && n.excluded(t.clock.now()) {
+		return answer{vote: voteExcluded, err: errRestarted, mayHold: true}
+	}
+	return answer{vote: voteYes, mayHold: true}
+}
+
+// errRestarted explains an excluded vote.
+var errRestarted = errors.New("node restarted recently; the restart guard leaves it out of quorums for one TTL")
+
+// Release runs the compare-and-delete script on every node. It returns nil
+// as soon as a quorum deleted the lock, and ErrNotHeld as soon as so many
+// nodes said "not ours" that the lock cannot have been held by a quorum;
+// the other nodes are still released in the background. Otherwise, once
+// every node answered, it returns nil when the lock is released all the
+// same: at least one node deleted it and too few nodes may still hold our
+// token to form a quorum (some failed, the rest said "not ours"). Else it
+// returns the nodes' failures.
+func (t *technique) Release(ctx context.Context, h engine.Held) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
+	}
+	del := func(ctx context.Context, n *node, c redis.Conn) answer {
+		return compareVote(t.evalScript(ctx, n, c, t.release, h.Key, h.Value))
+	}
+	r := t.fanOut(ctx, del, nil)
+	tl, cause := t.collect(ctx, r, nil)
+	r.decide(cause != nil || !tl.won())
+	if cause == nil && !tl.won() {
+		cause = r.settle(ctx, &tl, true)
+		if cause == nil && !tl.refusedByQuorum() && tl.released() {
+			return nil
+		}
+	}
+	if cause != nil || !tl.won() {
+		return tl.failure(fmt.Sprintf("lockzoo: redlock: release %q", h.Key), strategy.ErrNotHeld, cause)
+	}
+	return nil
+}
+
+// Extend runs the compare-and-PEXPIRE script on every node and needs a
+// quorum of nodes that still held our token, within the new validity.
+// Nodes excluded by the restart guard do not count.
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return engine.Grant{}, fmt.Errorf("lockzoo: redlock: extend %q: %w", h.Key, err)
+	}
+	start := time.Now()
+	t.noteTTL(ttl)
+	ms := ttl.Milliseconds()
+	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
+		a := compareVote(t.evalScript(ctx, n, c, t.extend, h.Key, h.Value, ms))
+		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
+			a = answer{vote: voteExcluded, err: errRestarted}
+		}
+		return a
+	}
+	r := t.fanOut(ctx, pexpire, nil)
+	tl, cause := t.collect(ctx, r, nil)
+	validity := ttl - time.Since(start) - t.s.driftFor(ttl)
+	if cause == nil && tl.won() && validity <= 0 {
+		cause = errValidity
+	}
+	r.decide(cause != nil || !tl.won())
+	if cause != nil || !tl.won() {
+		if cause == nil {
+			cause = r.settle(ctx, &tl, false)
+		}
+		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: extend %q", h.Key), strategy.ErrNotHeld, cause)
+	}
+	return engine.Grant{Validity: validity}, nil
+}
+
+// releaseOn deletes the lock on one node if it still holds token, over c
+// when it is usable, else over a new connection (unless the node's breaker
+// skips it). Errors are dropped: it runs in the background after an
+// acquire failed, and the lock expires at its TTL anyway.
+func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string) {
+	if c != nil {
+		_, _ = t.evalScript(ctx, n, c, t.release, key, token)
+		return
+	}
+	ok, probe := n.br.admit()
+	if !ok {
+		return
+	}
+	release := func(ctx context.Context, n *node, c redis.Conn) answer {
+		return compareVote(t.evalScript(ctx, n, c, t.release, key, token))
+	}
+	if c, _ := t.call(ctx, n, probe, release); c != nil {
+		c.Close()
+	}
+}
+
+// evalScript runs a one-key script with EVALSHA through exchange, and once
+// more with EVAL when the node does not have it cached (NOSCRIPT).
+func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, key string, args ...any) (any, error) {
+	kv := append([]any{s.Hash(), 1, key}, args...)
+	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		return s.DoContext(ctx, c, append([]any{key}, args...)...)
+	}
+	return reply, err
+}
+
+// compareVote turns a compare script's reply (1 done, 0 not ours) into a
+// vote.
+func compareVote(reply any, err error) answer {
+	n, err := redis.Int(reply, err)
+	switch {
+	case err != nil:
+		return answer{vote: voteFailed, err: err}
+	case n == 0:
+		return answer{vote: voteNo}
+	}
+	return answer{vote: voteYes}
+}
