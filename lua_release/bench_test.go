@@ -26,6 +26,20 @@ func BenchmarkLockUnlock(b *testing.B) {
 	locktest.BenchLockUnlock(b, l)
 }
 
+// BenchmarkContended is the hand-off workload: one key, 8 workers x 25
+// critical sections of 1 ms, with the workers sharing one Locker and with a
+// Locker each.
+func BenchmarkContended(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	locktest.BenchContended(b, func() strategy.Locker {
+		l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 10 * time.Second})
+		if err != nil {
+			b.Fatalf("New() = %v, want nil", err)
+		}
+		return l
+	})
+}
+
 // BenchmarkRawSetNXEvalsha is the ceiling: the bare SET NX PX and EVALSHA
 // compare-and-delete, over the same kind of pool, with no library around
 // them.

@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -47,3 +49,45 @@ func BenchParallel(b *testing.B, op func(ctx context.Context, key string) error)
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// BenchContended runs the contended workload (bench.DefaultWorkload: one
+// key, 8 workers x 25 critical sections of 1 ms) once per iteration, as
+// sub-benchmarks "shared" (one Locker for all workers, like goroutines of
+// one process) and "apart" (one Locker each, like separate processes). It
+// reports utilisation (%), the p50 and p99 wait for the lock and the p50
+// hand-off (ms), averaged over the iterations.
+func BenchContended(b *testing.B, newLocker func() strategy.Locker) {
+	b.Helper()
+	w := bench.DefaultWorkload()
+	run := func(b *testing.B, measure func(ctx context.Context) (bench.Contention, error)) {
+		var util, p50, p99, handoff float64
+		for b.Loop() {
+			c, err := measure(context.Background())
+			if err != nil {
+				b.Fatalf("contended run = %v, want nil", err)
+			}
+			util += c.Utilisation * 100
+			p50 += ms(c.Wait.P50)
+			p99 += ms(c.Wait.P99)
+			handoff += ms(c.Handoff.P50)
+		}
+		n := float64(b.N)
+		b.ReportMetric(util/n, "util-%")
+		b.ReportMetric(p50/n, "wait-p50-ms")
+		b.ReportMetric(p99/n, "wait-p99-ms")
+		b.ReportMetric(handoff/n, "handoff-p50-ms")
+	}
+	b.Run("shared", func(b *testing.B) {
+		l := newLocker()
+		run(b, func(ctx context.Context) (bench.Contention, error) { return bench.Contended(ctx, l, w) })
+	})
+	b.Run("apart", func(b *testing.B) {
+		lockers := make([]strategy.Locker, w.Workers)
+		for i := range lockers {
+			lockers[i] = newLocker()
+		}
+		run(b, func(ctx context.Context) (bench.Contention, error) { return bench.ContendedApart(ctx, lockers, w) })
+	})
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
