@@ -88,6 +88,9 @@ func evaluateOne(ctx context.Context, s scenario, target Target, opts Options) R
 	})
 	if err != nil {
 		name := target.Name
+		if name == "" {
+			name = "(unnamed target)" // the Locker that would name it was never built
+		}
 		r = Result{Technique: name, Scenario: s.name, Property: s.property, Verdict: Failed, Account: err.Error()}
 	}
 	return r
