@@ -1,0 +1,122 @@
+package notify_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/notify"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// notices records what a Hub reports.
+type notices struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan struct{}
+}
+
+func newNotices() *notices { return &notices{ch: make(chan struct{}, 64)} }
+
+func (n *notices) add(channel, data string) {
+	n.mu.Lock()
+	n.got = append(n.got, channel+"="+data)
+	n.mu.Unlock()
+	n.ch <- struct{}{}
+}
+
+func (n *notices) wait(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		n.mu.Lock()
+		for _, g := range n.got {
+			if g == want {
+				n.mu.Unlock()
+				return
+			}
+		}
+		n.mu.Unlock()
+		select {
+		case <-n.ch:
+		case <-deadline:
+			t.Fatalf("notice %q never came; got %v", want, n.got)
+		}
+	}
+}
+
+func confirmed(t *testing.T, c <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not confirmed within 5s")
+	}
+}
+
+func publish(t *testing.T, node *redistest.Node, channel, data string) {
+	t.Helper()
+	locktest.MustDo(t, node, "PUBLISH", channel, data)
+}
+
+// TestHubDeliversAndStops: notices arrive on every node's connection; the
+// last Unsubscribe ends the Hub's goroutines (NoLeaks checks).
+func TestHubDeliversAndStops(t *testing.T) {
+	locktest.NoLeaks(t)
+	nodes := redistest.Start(t, 2)
+	got := newNotices()
+	hub := notify.NewHub([]strategy.Pool{nodes[0].Pool(), nodes[1].Pool()}, got.add)
+	confirmed(t, hub.Subscribe("a"))
+	confirmed(t, hub.Subscribe("b"))
+	hub.Subscribe("a") // a second reference
+	publish(t, nodes[0], "a", "1")
+	publish(t, nodes[1], "b", "2")
+	got.wait(t, "a=1")
+	got.wait(t, "b=2")
+
+	hub.Unsubscribe("b")
+	hub.Unsubscribe("a") // "a" still has a reference
+	publish(t, nodes[1], "a", "3")
+	got.wait(t, "a=3")
+	hub.Unsubscribe("a")
+	hub.Unsubscribe("a") // unknown now: ignored
+	waitNumSub(t, nodes[0], "a", 0)
+}
+
+// TestHubReconnects: when the server drops the subscription connection the
+// Hub pokes every channel (a notice may have been lost), reconnects and
+// subscribes again.
+func TestHubReconnects(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	got := newNotices()
+	hub := notify.NewHub([]strategy.Pool{node.Pool()}, got.add)
+	t.Cleanup(func() { hub.Unsubscribe("k") })
+	confirmed(t, hub.Subscribe("k"))
+	locktest.MustDo(t, node, "CLIENT", "KILL", "TYPE", "pubsub")
+	got.wait(t, "k=") // the poke after the connection failed
+	waitNumSub(t, node, "k", 1)
+	publish(t, node, "k", "after")
+	got.wait(t, "k=after")
+}
+
+func waitNumSub(t *testing.T, node *redistest.Node, channel string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		reply, err := redis.Values(node.Do("PUBSUB", "NUMSUB", channel))
+		if err == nil && len(reply) == 2 {
+			if n, _ := redis.Int(reply[1], nil); n == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("PUBSUB NUMSUB %s never reached %d (last %v, %v)", channel, want, reply, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
