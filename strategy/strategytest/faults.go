@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockzoo/lockzoo/fencing"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -82,6 +84,13 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		fail(r, "A TryLock", err)
 		return
 	}
+	// Redlock answers once a quorum said yes; the slower nodes' SETs land
+	// a moment later. The scenario is "A holds the lock everywhere, then a
+	// minority is lost", so wait for them.
+	if err := heldEverywhere(ctx, e, e.prefix+"minority", a.Token()); err != nil {
+		fail(r, "A's lock on every node", err)
+		return
+	}
 	for _, node := range lost {
 		node.Kill()
 		node.Restart()
@@ -146,4 +155,23 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 		fail(r, "A write", err)
 	}
 	_ = b.Unlock(ctx)
+}
+
+// heldEverywhere waits, up to waitBound, until every node holds key with
+// token.
+func heldEverywhere(ctx context.Context, e *env, key, token string) error {
+	deadline := time.Now().Add(waitBound)
+	for i := range e.pools {
+		for {
+			v, err := redis.String(e.do(ctx, i, "GET", key))
+			if err == nil && v == token {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("node %d: GET %s = %q, %v; want A's token", i+1, key, v, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return nil
 }
