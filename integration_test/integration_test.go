@@ -17,9 +17,12 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// TestSuite runs the techniques in parallel, each on nodes of its own: the
+// scenarios spend most of their time waiting for TTLs and node restarts.
 func TestSuite(t *testing.T) {
 	for _, target := range techniques.All() {
 		t.Run(target.Name, func(t *testing.T) {
+			t.Parallel()
 			strategytest.Run(t, target)
 		})
 	}

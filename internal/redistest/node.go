@@ -24,6 +24,10 @@ type Node struct {
 	// killedAt is when the latest Kill (or the kill inside Restart)
 	// completed; nil before the first one.
 	killedAt atomic.Pointer[time.Time]
+	// paused is set by Pause and cleared by Resume and Kill, so that Resume
+	// of a running node does nothing on every backend (docker refuses to
+	// unpause a container that is not paused).
+	paused atomic.Bool
 }
 
 // newNode wraps a running server and registers its teardown with t.Cleanup.
@@ -88,6 +92,7 @@ func (n *Node) Kill() {
 	if err := n.srv.kill(); err != nil {
 		n.t.Fatalf("redistest: Kill %s: %v", n.addr, err)
 	}
+	n.paused.Store(false)
 	n.markKilled()
 }
 
@@ -111,12 +116,17 @@ func (n *Node) Pause() {
 	if err := n.srv.pause(); err != nil {
 		n.t.Fatalf("redistest: Pause %s: %v", n.addr, err)
 	}
+	n.paused.Store(true)
 }
 
 // Resume thaws a paused node (SIGCONT, or docker unpause); the commands
-// sent meanwhile are then served.
+// sent meanwhile are then served. Resuming a node that is not paused does
+// nothing, so a test may both Resume and register Resume as a cleanup.
 func (n *Node) Resume() {
 	n.t.Helper()
+	if !n.paused.Swap(false) {
+		return
+	}
 	if err := n.srv.resume(); err != nil {
 		n.t.Fatalf("redistest: Resume %s: %v", n.addr, err)
 	}
