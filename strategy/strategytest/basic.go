@@ -114,8 +114,8 @@ func crashLiveness(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	r.Attempts = 1
-	if _, err := l.TryLock(ctx, "crash"); err != nil {
-		fail(r, "A TryLock", err)
+	if _, err := lockWithin(ctx, l, "crash"); err != nil {
+		fail(r, "A Lock", err)
 		return
 	}
 	crashed := time.Now()
@@ -145,9 +145,9 @@ func atomicAcquire(ctx context.Context, e *env, r *Result) {
 	if w, _ := windowsOf(l.Properties().Name); w.midAcquire != "" {
 		point = w.midAcquire
 	}
-	_, err = l.TryLock(fault.With(ctx, fault.Crash(point)), "atomic")
+	_, err = lockWithin(fault.With(ctx, fault.Crash(point)), l, "atomic")
 	if err != nil && !errors.Is(err, fault.ErrCrashed) {
-		fail(r, "A TryLock", err)
+		fail(r, "A Lock", err)
 		return
 	}
 	wait := shortTTL*3/2 + 250*time.Millisecond
@@ -157,7 +157,7 @@ func atomicAcquire(ctx context.Context, e *env, r *Result) {
 		fail(r, "wait", ctx.Err())
 		return
 	}
-	lease, err := l.TryLock(ctx, "atomic")
+	lease, err := probe(ctx, l, "atomic")
 	switch {
 	case errors.Is(err, strategy.ErrNotAcquired):
 		r.Violations = 1

@@ -38,10 +38,10 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		fail(r, "build", err)
 		return
 	}
-	a, err := la.TryLock(ctx, "failover")
+	a, err := lockWithin(ctx, la, "failover")
 	if err != nil {
 		replica.Resume()
-		fail(r, "A TryLock", err)
+		fail(r, "A Lock", err)
 		return
 	}
 	tA := time.Now()
@@ -53,7 +53,7 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		fail(r, "build on the replica", err)
 		return
 	}
-	b, err := lb.TryLock(ctx, "failover")
+	b, err := probe(ctx, lb, "failover")
 	switch {
 	case err == nil:
 		tl := newTimeline()
@@ -79,9 +79,9 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		fail(r, "build", err)
 		return
 	}
-	a, err := la.TryLock(ctx, "minority")
+	a, err := lockWithin(ctx, la, "minority")
 	if err != nil {
-		fail(r, "A TryLock", err)
+		fail(r, "A Lock", err)
 		return
 	}
 	// Redlock answers once a quorum said yes; the slower nodes' SETs land
@@ -100,7 +100,7 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		fail(r, "build", err)
 		return
 	}
-	b, err := lb.TryLock(ctx, "minority")
+	b, err := probe(ctx, lb, "minority")
 	switch {
 	case err == nil:
 		r.Violations = 1
@@ -129,9 +129,9 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	r.Attempts = 1
-	a, err := l.TryLock(ctx, "fenced")
+	a, err := lockWithin(ctx, l, "fenced")
 	if err != nil {
-		fail(r, "A TryLock", err)
+		fail(r, "A Lock", err)
 		return
 	}
 	// A pauses (a GC pause, say) while its lease runs out and B takes over.
