@@ -34,7 +34,7 @@ func TestClockAhead(t *testing.T) {
 	if now := time.Now(); !first.Deadline().After(now) {
 		t.Errorf("holder Deadline() = %v, want after now %v: both leases must be live", first.Deadline(), now)
 	}
-	if got := get(t, node, "lock:k"); got != second.Token() {
+	if got := locktest.Get(t, node, "lock:k"); got != second.Token() {
 		t.Errorf("GET lock:k = %q, want the second holder's time %q", got, second.Token())
 	}
 }
@@ -93,7 +93,7 @@ func TestUnlockAfterOwnTime(t *testing.T) {
 	if err := lease.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
 		t.Errorf("Unlock() after the client's clock passed its time = %v, want %v", err, strategy.ErrNotHeld)
 	}
-	if got := get(t, node, "lock:k"); got != lease.Token() {
+	if got := locktest.Get(t, node, "lock:k"); got != lease.Token() {
 		t.Errorf("GET lock:k = %q, want %q (left alone)", got, lease.Token())
 	}
 }

@@ -53,16 +53,6 @@ func skewed(d time.Duration) func() time.Time {
 	return func() time.Time { return time.Now().Add(d) }
 }
 
-// get returns the key's value ("" when missing) or fails the test.
-func get(t *testing.T, node *redistest.Node, key string) string {
-	t.Helper()
-	v, err := redis.String(node.Do("GET", key))
-	if err != nil && !errors.Is(err, redis.ErrNil) {
-		t.Fatalf("GET %s = %v, want nil", key, err)
-	}
-	return v
-}
-
 // exists reports whether key exists or fails the test.
 func exists(t *testing.T, node *redistest.Node, key string) bool {
 	t.Helper()
@@ -111,7 +101,7 @@ func TestRedisState(t *testing.T) {
 	if got, want := lease.Token(), "1700000010000"; got != want {
 		t.Errorf("Token() = %q, want %q (clock + TTL in Unix ms)", got, want)
 	}
-	if got := get(t, node, "p:k"); got != lease.Token() {
+	if got := locktest.Get(t, node, "p:k"); got != lease.Token() {
 		t.Errorf("GET p:k = %q, want the lease token %q", got, lease.Token())
 	}
 	if ttl, err := redis.Int64(node.Do("PTTL", "p:k")); err != nil || ttl != -1 {
@@ -127,7 +117,7 @@ func TestRedisState(t *testing.T) {
 	if got, want := lease.Token(), "1700000030000"; got != want {
 		t.Errorf("Token() after Extend(30s) = %q, want %q", got, want)
 	}
-	if got := get(t, node, "p:k"); got != lease.Token() {
+	if got := locktest.Get(t, node, "p:k"); got != lease.Token() {
 		t.Errorf("GET p:k after Extend = %q, want the new token %q", got, lease.Token())
 	}
 	if !lease.Deadline().After(deadline.Add(15 * time.Second)) {
@@ -187,7 +177,7 @@ func TestNotTimestamp(t *testing.T) {
 					t.Errorf("Lock() with 3 attempts = %v, want %v", err, want)
 				}
 			}
-			if got := get(t, node, "lock:k"); got != v.value {
+			if got := locktest.Get(t, node, "lock:k"); got != v.value {
 				t.Errorf("GET lock:k = %.80q, want the untouched %.80q", got, v.value)
 			}
 		})

@@ -86,7 +86,7 @@ func TestGetSetRace(t *testing.T) {
 	if !errors.Is(loser.err, strategy.ErrNotAcquired) {
 		t.Fatalf("losing TryLock() = %v, want %v (exactly one winner)", loser.err, strategy.ErrNotAcquired)
 	}
-	stored := get(t, node, "lock:k")
+	stored := locktest.Get(t, node, "lock:k")
 	if stored == winner.lease.Token() {
 		t.Fatalf("GET lock:k = winner's time %q, want the loser's GETSET to have overwritten it", stored)
 	}
@@ -159,7 +159,7 @@ func TestChangedDuringAttempt(t *testing.T) {
 				if r.err != nil {
 					t.Fatalf("TryLock() = %v, want nil", r.err)
 				}
-				if got := get(t, node, "lock:k"); got != r.lease.Token() {
+				if got := locktest.Get(t, node, "lock:k"); got != r.lease.Token() {
 					t.Errorf("GET lock:k = %q, want the waiter's time %q", got, r.lease.Token())
 				}
 				return
@@ -170,7 +170,7 @@ func TestChangedDuringAttempt(t *testing.T) {
 			if !strings.Contains(r.err.Error(), "put back") {
 				t.Errorf("TryLock() error %q, want it to say the value was put back", r.err)
 			}
-			if got := get(t, node, "lock:k"); got != tt.wantValue {
+			if got := locktest.Get(t, node, "lock:k"); got != tt.wantValue {
 				t.Errorf("GET lock:k = %q, want %q", got, tt.wantValue)
 			}
 		})
@@ -223,14 +223,14 @@ func TestExtendWithoutOwnerCheck(t *testing.T) {
 			node := redistest.Start(t, 1)[0]
 			lease := expiredHolder(t, node, "k")
 			tt.change(t, node)
-			before := get(t, node, "lock:k")
+			before := locktest.Get(t, node, "lock:k")
 			err := lease.Extend(context.Background(), 20*time.Second) // not the holder's 10 s: a different time
 			for _, want := range tt.wantErrs {
 				if !errors.Is(err, want) {
 					t.Errorf("Extend() = %v, want %v", err, want)
 				}
 			}
-			got := get(t, node, "lock:k")
+			got := locktest.Get(t, node, "lock:k")
 			if !tt.wantStamp {
 				if got != tt.wantValue {
 					t.Errorf("GET lock:k after Extend = %q, want %q", got, tt.wantValue)

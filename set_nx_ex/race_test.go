@@ -29,14 +29,14 @@ func TestStaleReleaseDeletesNewHolder(t *testing.T) {
 	}
 	s := locktest.StopAt(t, fault.SetNXExReleaseAfterGet, a.Unlock) // A's GET matched
 	b := lockAfterExpiry(t, long, "k")
-	if got := get(t, node, "lock:k"); got != b.Token() {
+	if got := locktest.Get(t, node, "lock:k"); got != b.Token() {
 		t.Fatalf("GET lock:k after B's Lock = %q, want B's token %q", got, b.Token())
 	}
 
 	if err := s.Resume(); err != nil {
 		t.Errorf("A's stale Unlock() = %v, want nil (its DEL deleted a key, so it sees success)", err)
 	}
-	if got := get(t, node, "lock:k"); got != "" {
+	if got := locktest.Get(t, node, "lock:k"); got != "" {
 		t.Fatalf("GET lock:k after A's DEL = %q, want no key: A's DEL must have deleted B's lock", got)
 	}
 
@@ -54,7 +54,7 @@ func TestStaleReleaseDeletesNewHolder(t *testing.T) {
 	if got := overlap.Violations(); got != 1 {
 		t.Errorf("overlapping holders = %d, want 1 (B and C)", got)
 	}
-	if got := get(t, node, "lock:k"); got != c.Token() {
+	if got := locktest.Get(t, node, "lock:k"); got != c.Token() {
 		t.Errorf("GET lock:k after C's TryLock = %q, want C's token %q", got, c.Token())
 	}
 	// B learns it lost the lock only when it tries to release it.
@@ -89,10 +89,10 @@ func TestStaleExtendProlongsNewHolder(t *testing.T) {
 	if err := s.Resume(); err != nil {
 		t.Errorf("A's stale Extend(%v) = %v, want nil (its EXPIRE found a key)", extendTo, err)
 	}
-	if got := get(t, node, "lock:k"); got != b.Token() {
+	if got := locktest.Get(t, node, "lock:k"); got != b.Token() {
 		t.Fatalf("GET lock:k after A's EXPIRE = %q, want B's token %q", got, b.Token())
 	}
-	if got := pttlOf(t, node, "lock:k"); got <= extendTo-time.Minute {
+	if got := locktest.PTTL(t, node, "lock:k"); got <= extendTo-time.Minute {
 		t.Errorf("PTTL of B's lock after A's EXPIRE = %v, want above %v: A's %v, not B's 10s", got, extendTo-time.Minute, extendTo)
 	}
 	now := time.Now()
@@ -133,7 +133,7 @@ func TestOwnerCheckAtGet(t *testing.T) {
 			if err := op.call(ctx, a); !errors.Is(err, strategy.ErrNotHeld) {
 				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
 			}
-			if got := get(t, node, "lock:"+key); got != b.Token() {
+			if got := locktest.Get(t, node, "lock:"+key); got != b.Token() {
 				t.Errorf("GET lock:%s = %q, want B's token %q", key, got, b.Token())
 			}
 		})
@@ -145,7 +145,7 @@ func TestOwnerCheckAtGet(t *testing.T) {
 			if err := s.Resume(); !errors.Is(err, strategy.ErrNotHeld) {
 				t.Errorf("A's %s() = %v, want %v", op.name, err, strategy.ErrNotHeld)
 			}
-			if got := get(t, node, "lock:"+key); got != "" {
+			if got := locktest.Get(t, node, "lock:"+key); got != "" {
 				t.Errorf("GET lock:%s = %q, want no key", key, got)
 			}
 		})

@@ -2,7 +2,6 @@ package setnxex_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -67,7 +66,7 @@ func TestTTLRoundsUpToSeconds(t *testing.T) {
 				t.Fatalf("TryLock() = %v, want nil", err)
 			}
 			end := time.Now()
-			pttl := pttlOf(t, node, "lock:"+key)
+			pttl := locktest.PTTL(t, node, "lock:"+key)
 			// Half a second of slack for a loaded machine; still above the
 			// unrounded TTL in every case where rounding matters.
 			if pttl <= tt.want-500*time.Millisecond || pttl > tt.want {
@@ -81,7 +80,7 @@ func TestTTLRoundsUpToSeconds(t *testing.T) {
 				t.Fatalf("Extend(%v) = %v, want nil", tt.ttl, err)
 			}
 			end = time.Now()
-			pttl = pttlOf(t, node, "lock:"+key)
+			pttl = locktest.PTTL(t, node, "lock:"+key)
 			if pttl <= tt.want-500*time.Millisecond || pttl > tt.want {
 				t.Errorf("PTTL after Extend(%v) = %v, want in (%v, %v]", tt.ttl, pttl, tt.want-500*time.Millisecond, tt.want)
 			}
@@ -99,25 +98,4 @@ func BenchmarkLockUnlock(b *testing.B) {
 		b.Fatalf("New() = %v, want nil", err)
 	}
 	locktest.BenchLockUnlock(b, l)
-}
-
-// pttlOf returns the remaining lifetime of key, or fails the test when the key
-// has none.
-func pttlOf(t *testing.T, node *redistest.Node, key string) time.Duration {
-	t.Helper()
-	ms, err := redis.Int64(node.Do("PTTL", key))
-	if err != nil || ms < 0 {
-		t.Fatalf("PTTL %s = %d, %v; want a positive expiry", key, ms, err)
-	}
-	return time.Duration(ms) * time.Millisecond
-}
-
-// get returns the value of key, "" when it is missing.
-func get(t *testing.T, node *redistest.Node, key string) string {
-	t.Helper()
-	v, err := redis.String(node.Do("GET", key))
-	if err != nil && !errors.Is(err, redis.ErrNil) {
-		t.Fatalf("GET %s = %v, want nil", key, err)
-	}
-	return v
 }

@@ -57,16 +57,6 @@ func pttl(t *testing.T, node *redistest.Node, key string) int64 {
 	return ms
 }
 
-// get returns the key's value ("" when missing) or fails the test.
-func get(t *testing.T, node *redistest.Node, key string) string {
-	t.Helper()
-	v, err := redis.String(node.Do("GET", key))
-	if err != nil && !errors.Is(err, redis.ErrNil) {
-		t.Fatalf("GET %s = %v, want nil", key, err)
-	}
-	return v
-}
-
 // TestRedisState checks what setnx_expire writes: the token under the
 // prefixed key, an expiry in whole seconds that Extend pushes out, and no
 // key after Unlock.
@@ -79,7 +69,7 @@ func TestRedisState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() = %v, want nil", err)
 	}
-	if got := get(t, node, "p:k"); got != lease.Token() {
+	if got := locktest.Get(t, node, "p:k"); got != lease.Token() {
 		t.Errorf("GET p:k = %q, want the lease token %q", got, lease.Token())
 	}
 	if ms := pttl(t, node, "p:k"); ms <= 1000 || ms > 2000 {
@@ -163,7 +153,7 @@ func crashAfterSetNX(t *testing.T, node *redistest.Node, key string) {
 	if _, err := crashed.TryLock(ctx, key); !errors.Is(err, fault.ErrCrashed) {
 		t.Fatalf("TryLock() with a crash after SETNX = %v, want %v", err, fault.ErrCrashed)
 	}
-	if got := get(t, node, "lock:"+key); got != "crashed" {
+	if got := locktest.Get(t, node, "lock:"+key); got != "crashed" {
 		t.Fatalf("GET lock:%s after the crash = %q, want %q", key, got, "crashed")
 	}
 	if ttl, err := redis.Int64(node.Do("TTL", "lock:"+key)); err != nil || ttl != -1 {
@@ -188,7 +178,7 @@ func TestCrashBetweenSetNXAndExpire(t *testing.T) {
 		if ms := pttl(t, node, "lock:k"); ms <= 0 || ms > 1000 {
 			t.Errorf("PTTL lock:k after the failed TryLock = %d, want in (0, 1000] (repaired)", ms)
 		}
-		if got := get(t, node, "lock:k"); got != "crashed" {
+		if got := locktest.Get(t, node, "lock:k"); got != "crashed" {
 			t.Errorf("GET lock:k after the repair = %q, want %q (the repair must not take the lock)", got, "crashed")
 		}
 	})
@@ -226,7 +216,7 @@ func TestCrashBetweenSetNXAndExpire(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("Lock() on the repaired lock = %v, want nil", r.err)
 		}
-		if got := get(t, node, "lock:k"); got != r.lease.Token() || got == "crashed" {
+		if got := locktest.Get(t, node, "lock:k"); got != r.lease.Token() || got == "crashed" {
 			t.Errorf("GET lock:k after Lock = %q, want the waiter's token %q", got, r.lease.Token())
 		}
 		if err := r.lease.Unlock(context.Background()); err != nil {

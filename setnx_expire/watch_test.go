@@ -93,7 +93,7 @@ func TestWatchedTransaction(t *testing.T) {
 					op.after(t, node)
 					return
 				}
-				if got := get(t, node, "lock:k"); got != w.wantValue {
+				if got := locktest.Get(t, node, "lock:k"); got != w.wantValue {
 					t.Errorf("GET lock:k = %q, want %q (left alone)", got, w.wantValue)
 				}
 				if ms := pttl(t, node, "lock:k"); ms < w.wantPTTL {

@@ -85,7 +85,7 @@ func TestReleaseRetriesWhenKeyChanges(t *testing.T) {
 			if got := s.Passes(); got != tt.wantPasses {
 				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiReleaseAfterWatch, got, tt.wantPasses)
 			}
-			if got := get(t, node, "lock:"+tt.key); got != want {
+			if got := locktest.Get(t, node, "lock:"+tt.key); got != want {
 				t.Errorf("GET lock:%s after Unlock = %q, want %q", tt.key, got, want)
 			}
 		})
@@ -132,10 +132,10 @@ func TestExtendRetriesWhenKeyChanges(t *testing.T) {
 			if got := s.Passes(); got != tt.wantPasses {
 				t.Errorf("passes through %s = %d, want %d", fault.WatchMultiExtendAfterWatch, got, tt.wantPasses)
 			}
-			if got := get(t, node, "lock:"+tt.key); got != want {
+			if got := locktest.Get(t, node, "lock:"+tt.key); got != want {
 				t.Errorf("GET lock:%s after Extend = %q, want %q", tt.key, got, want)
 			}
-			if got := pttlOf(t, node, "lock:"+tt.key); got <= tt.minPTTL || got > tt.maxPTTL {
+			if got := locktest.PTTL(t, node, "lock:"+tt.key); got <= tt.minPTTL || got > tt.maxPTTL {
 				t.Errorf("PTTL lock:%s after Extend = %v, want in (%v, %v]", tt.key, got, tt.minPTTL, tt.maxPTTL)
 			}
 		})

@@ -2,9 +2,12 @@ package locktest
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -69,4 +72,26 @@ func MustDo(t testing.TB, node *redistest.Node, cmd string, args ...any) {
 	if _, err := node.Do(cmd, args...); err != nil {
 		t.Fatalf("%s %v = %v, want nil", cmd, args, err)
 	}
+}
+
+// Get returns the value of key on node, "" when it is missing; any other
+// failure fails the test.
+func Get(t testing.TB, node *redistest.Node, key string) string {
+	t.Helper()
+	v, err := redis.String(node.Do("GET", key))
+	if err != nil && !errors.Is(err, redis.ErrNil) {
+		t.Fatalf("GET %s = %v, want nil", key, err)
+	}
+	return v
+}
+
+// PTTL returns the remaining lifetime of key on node, or fails the test when
+// the key has none.
+func PTTL(t testing.TB, node *redistest.Node, key string) time.Duration {
+	t.Helper()
+	ms, err := redis.Int64(node.Do("PTTL", key))
+	if err != nil || ms < 0 {
+		t.Fatalf("PTTL %s = %d, %v; want a positive expiry", key, ms, err)
+	}
+	return time.Duration(ms) * time.Millisecond
 }
