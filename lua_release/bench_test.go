@@ -73,3 +73,38 @@ func BenchmarkRawSetNXEvalsha(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkRawScripts runs lua_release's own acquire and release scripts
+// bare, with no library around them: the difference from
+// BenchmarkLockUnlock is the library's cost, the difference from
+// BenchmarkRawSetNXEvalsha is the cost of the fencing counter, the line of
+// waiters and the release notice in Redis.
+func BenchmarkRawScripts(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	pool := node.Pool()
+	acquire, release := luarelease.Scripts()
+	locktest.BenchParallel(b, func(ctx context.Context, key string) error {
+		c, err := pool.GetContext(ctx)
+		if err != nil {
+			return err
+		}
+		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250))
+		c.Close()
+		if err != nil {
+			return err
+		}
+		if reply[0] != 1 {
+			return errors.New("acquire: key held")
+		}
+		c, err = pool.GetContext(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := redis.Int(release.DoContext(ctx, c, key, "line:"+key, key, "lockzoo:released:"+key))
+		c.Close()
+		if err == nil && n != 1 {
+			err = errors.New("release: not released")
+		}
+		return err
+	})
+}

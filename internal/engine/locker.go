@@ -19,7 +19,7 @@ type Locker struct {
 	tech  Technique
 	cfg   strategy.Config
 	props strategy.Properties
-	lines lines       // local waiters, per key
+	lines *lines      // local waiters, per key
 	hub   *notify.Hub // release notices; nil when the technique publishes none
 }
 
@@ -50,7 +50,7 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: %w", props.Name, err)
 	}
-	l := &Locker{tech: tech, cfg: cfg, props: props}
+	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines()}
 	for _, o := range opts {
 		o(l)
 	}

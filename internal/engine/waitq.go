@@ -1,6 +1,9 @@
 package engine
 
-import "sync"
+import (
+	"hash/maphash"
+	"sync"
+)
 
 // lines keeps, per Redis key, the FIFO line of this Locker's goroutines
 // waiting in Lock. Only the head of a line contends for the key in Redis;
@@ -10,8 +13,24 @@ import "sync"
 // The head is poked when a local lease on the key is released or a release
 // notice arrives.
 type lines struct {
+	seed   maphash.Seed
+	shards [lineShards]lineShard
+}
+
+// lineShards spreads the keys over independent locks, so that goroutines
+// locking different keys do not contend for one mutex.
+const lineShards = 64
+
+type lineShard struct {
 	mu    sync.Mutex
 	byKey map[string]*line
+}
+
+func newLines() *lines { return &lines{seed: maphash.MakeSeed()} }
+
+// shard returns the shard that holds key's line.
+func (q *lines) shard(key string) *lineShard {
+	return &q.shards[maphash.String(q.seed, key)%lineShards]
 }
 
 type line struct {
@@ -29,15 +48,16 @@ type waiter struct {
 // empty.
 func (q *lines) join(key, token string) *waiter {
 	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1)}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.byKey == nil {
-		q.byKey = map[string]*line{}
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.byKey == nil {
+		sh.byKey = map[string]*line{}
 	}
-	ln := q.byKey[key]
+	ln := sh.byKey[key]
 	if ln == nil {
 		ln = &line{}
-		q.byKey[key] = ln
+		sh.byKey[key] = ln
 	}
 	ln.waiters = append(ln.waiters, w)
 	if len(ln.waiters) == 1 {
@@ -50,9 +70,10 @@ func (q *lines) join(key, token string) *waiter {
 // It reports whether the line is now empty and had subscribed, in which
 // case the caller unsubscribes.
 func (q *lines) leave(key string, w *waiter) (unsubscribe bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	ln := q.byKey[key]
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
 	if ln == nil {
 		return false
 	}
@@ -69,16 +90,17 @@ func (q *lines) leave(key string, w *waiter) (unsubscribe bool) {
 	if len(ln.waiters) > 0 {
 		return false
 	}
-	delete(q.byKey, key)
+	delete(sh.byKey, key)
 	return ln.subscribed
 }
 
 // markSubscribed records that key's line holds a subscription, and reports
 // whether it did not already (so the caller subscribes exactly once).
 func (q *lines) markSubscribed(key string) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	ln := q.byKey[key]
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
 	if ln == nil || ln.subscribed {
 		return false
 	}
@@ -89,9 +111,10 @@ func (q *lines) markSubscribed(key string) bool {
 // poke tells the head of key's line, if any, to try again now, unless the
 // notice names another waiter (target is a token, or "" for anyone).
 func (q *lines) poke(key, target string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	ln := q.byKey[key]
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
 	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].token != target) {
 		return
 	}
