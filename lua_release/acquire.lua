@@ -2,19 +2,20 @@
 -- KEYS[1] the lock, KEYS[2] its fencing counter, KEYS[3] the line (a sorted
 -- set: waiter -> arrival time in µs), KEYS[4] the waiters' last-seen times
 -- (a sorted set: waiter -> ms).
--- ARGV[1] the owner's token, which also names the waiter; ARGV[2] the TTL
--- in ms; ARGV[3] "1" when the caller waits in line (Lock), "0" when it does
--- not (TryLock); ARGV[4] how long, in ms, a waiter may go unseen before it is
--- dropped from the line.
+-- ARGV[1] the owner's token; ARGV[2] the TTL in ms; ARGV[3] "1" when the
+-- caller waits in line (Lock), "0" when it does not (TryLock); ARGV[4] how
+-- long, in ms, a waiter may go unseen before it is dropped from the line;
+-- ARGV[5] the waiter's name in the line (the same for every attempt of one
+-- Lock call).
 -- Replies {1, fence} when the lock is ours: it is set with the TTL and the
 -- never-expiring counter has been incremented to fence. Replies {0, pttl}
 -- otherwise: pttl is what the holder's lock has left (-2: the lock is free
 -- but reserved for the waiter at the head of the line).
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local me, ttl, waits, stale = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4])
+local token, ttl, waits, stale, me = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4]), ARGV[5]
 
 local function take()
-	if redis.call("SET", lock, me, "NX", "PX", ttl) then
+	if redis.call("SET", lock, token, "NX", "PX", ttl) then
 		redis.call("ZREM", line, me)
 		redis.call("ZREM", seen, me)
 		return {1, redis.call("INCR", fence)}

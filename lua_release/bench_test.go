@@ -88,7 +88,7 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250))
+		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250, key))
 		c.Close()
 		if err != nil {
 			return err

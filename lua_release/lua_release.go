@@ -115,7 +115,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		waits = "1"
 	}
 	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire,
-		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds()))
+		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter))
 	switch {
 	case err != nil:
 		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: %w", a.Key, err)
@@ -131,7 +131,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 // alone: the waiter drops out of the line by itself after LineStale.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	line, seen := lineKeys(a.Key)
-	_, _ = engine.Eval(ctx, t.pool, t.abandon, line, seen, a.Token)
+	_, _ = engine.Eval(ctx, t.pool, t.abandon, line, seen, a.Waiter)
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {

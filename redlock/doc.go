@@ -11,39 +11,150 @@
 // With N pools (N nodes, no replication between them) and Quorum Q
 // (default N/2+1):
 //
-//  1. Acquire: note the monotonic time, then send SET <prefix><key> <token>
-//     NX PX <ttl ms> to all N nodes at once, one goroutine per node. Each
-//     call (connection, write, read) is bounded by Config.NodeTimeout
-//     (default TTL/10 within 10..250 ms), and the wait for the decision by
-//     ctx.
-//  2. Decide as soon as possible: success once Q nodes said OK, failure once
-//     so many refused or failed that Q can no longer be reached. Slow or
-//     frozen nodes are not waited for.
-//  3. Validity = TTL - elapsed - (TTL*DriftFactor + 2 ms). The lock is held
-//     only with a quorum and a positive validity; Lease.Deadline() is the
-//     start of the attempt plus the validity.
-//  4. On failure, release (compare-and-delete script) on every node that may
-//     hold the lock: those that said OK, and those whose answer is unknown
+//  1. Acquire: note the monotonic time, then run the acquire script on all N
+//     nodes at once, one goroutine per node: SET <prefix><key> <token> NX
+//     PX <ttl ms> and, when it succeeds, INCR of the key's never-expiring
+//     fencing counter (FenceKey: "lockzoo:fence:<prefix><key>") in the same
+//     step, replying with the counter; when the SET fails it replies with
+//     the holder's remaining TTL (PTTL) instead. Each call (connection,
+//     write, read) is bounded by Config.NodeTimeout (default TTL/10 within
+//     10..250 ms), and the wait for the decision by ctx.
+//  2. Decide as soon as possible: success once Q nodes said yes, failure
+//     once so many refused or failed that Q can no longer be reached. Slow
+//     or frozen nodes are not waited for.
+//  3. Fence: the token F is the largest counter the yes-voters returned.
+//     When at least Q of them returned exactly F (the usual case: the
+//     nodes' counters move in step) it is settled. Otherwise a second
+//     parallel round, the write-back, runs the raise script on the
+//     yes-voters whose counter is below F: while the lock there still holds
+//     our token it sets the counter to max(counter, F). It must leave Q
+//     nodes with a counter of at least F, or the acquire fails. See
+//     "Fencing tokens".
+//  4. Validity = TTL - elapsed - (TTL*DriftFactor + 2 ms), elapsed counted
+//     from before the first round to the end of the last. The lock is held
+//     only with a quorum, a settled fence and a positive validity;
+//     Lease.Deadline() is the start of the attempt plus the validity, and
+//     Lease.Fence() is F.
+//  5. On failure, release (compare-and-delete script) on every node that may
+//     hold the lock: those that said yes, and those whose answer is unknown
 //     (a timeout may hide a SET that ran). The attempt returns once the
-//     nodes that said OK before the decision are released, so that a retry
+//     nodes that said yes before the decision are released, so that a retry
 //     does not run into its own leftovers. Nodes that answer after the
 //     decision are handled by their goroutine, which finishes its call
 //     within NodeTimeout and releases if its SET succeeded. Nodes that said
-//     no hold someone else's lock and are left alone.
-//  5. Lock retries after a random delay (Config.Retry, jittered by default)
-//     until it succeeds or ctx ends, so that clients that split the votes
-//     do not collide again.
-//  6. Unlock runs the compare-and-delete script on every node and returns
-//     once Q nodes deleted it. When nodes fail it still returns nil if at
-//     least one node deleted it and fewer than Q nodes may still hold the
-//     token (the others said "not ours"): the lock is released. Extend runs
-//     compare-and-PEXPIRE on every node, needs Q nodes that still hold our
-//     token and recomputes the validity from the start of the call. Either
-//     returns ErrNotHeld when more than N-Q nodes said the lock was not
-//     ours.
+//     no hold someone else's lock and are left alone. When refusals alone
+//     ruled the quorum out (the key is held, as opposed to nodes failing),
+//     the error is an *engine.BusyError carrying the shortest remaining TTL
+//     the refusing nodes reported (a node that still holds this Lock
+//     call's own key from an earlier attempt reports at most NodeTimeout,
+//     the time its release takes).
+//  6. Lock retries after a random delay (Config.Retry, jittered by default)
+//     so that clients that split the votes do not collide again; it also
+//     retries at once when a release notice arrives, and no later than the
+//     BusyError's remaining TTL. Waiters listen for notices on every node
+//     (engine.WithNotices over all the pools: one subscription connection
+//     per node per Locker while any of its Lock calls waits), and any
+//     node's notice wakes them; the timer stays the fallback, since a
+//     notice can be lost.
+//  7. Unlock runs the compare-and-delete script on every node, which
+//     publishes the release notice on the node in the same step as the
+//     delete, and returns once Q nodes deleted the lock. When nodes fail it
+//     still returns nil if at least one node deleted it and fewer than Q
+//     nodes may still hold the token (the others said "not ours"): the lock
+//     is released. Extend runs compare-and-PEXPIRE on every node, needs Q
+//     nodes that still hold our token and recomputes the validity from the
+//     start of the call. Either returns ErrNotHeld when more than N-Q nodes
+//     said the lock was not ours. The fence does not change.
 //
 // Answers that arrive after a decision are finished in the background;
 // Locker.Wait waits for them.
+//
+// # Fencing tokens
+//
+// Martin Kleppmann's critique of Redlock ("How to do distributed locking",
+// 2016) points out that a lock with expiry protects nothing by itself: a
+// holder paused past its lease (GC, swap, a slow network) still writes
+// afterwards, and only a fencing token that the resource checks, one that
+// increases from holder to holder, refuses the stale write. Redlock's
+// random token does not increase; a counter on one node fails with that
+// node; counters on several nodes drift apart; so he expects that
+// generating fencing tokens would need a consensus algorithm. It does not,
+// because fencing needs tokens that increase, not tokens that are
+// consecutive: a token is the largest counter of a quorum, it is written
+// back to a quorum while the lock is held there, and any later holder must
+// pass through one of those nodes.
+//
+// Let 2Q > N (the default majority quorum). Each node n keeps a counter
+// c(n) per lock key. Only two things change it: the acquire script's INCR,
+// in the same atomic step as a successful SET NX, and the raise script,
+// which sets it to max(c(n), F) only while the lock on n holds the
+// acquirer's token. So c(n) never decreases, as long as n keeps its data.
+//
+// A successful acquire A has yes-voters Y_A (at least Q nodes whose SET NX
+// succeeded) and token F_A = the largest counter they returned. It returns
+// only once a set C_A of at least Q of its yes-voters have c(n) >= F_A:
+// those whose INCR returned F_A, plus those the write-back raised. On every
+// node of C_A, A's write that left c(n) >= F_A happened while A's key was
+// on n (the INCR is atomic with the SET; the raise checks the key).
+//
+// Claim: for two successful acquires A and B of one key, if on some node
+// n in C_A that is among B's yes-voters A's key came and went before B's
+// SET NX on n, then F_B > F_A. Proof: B's SET NX on n succeeded after A's
+// key on n was gone, so after A's write on n; B's INCR, in the same step,
+// returned more than c(n) at that time, which is at least F_A; and F_B is
+// at least what B's INCR on n returned.
+//
+// When does such a node exist? C_A and Y_B both have at least Q of the N
+// nodes, so they share a node n. If A's acquire returned before B's
+// (successful) attempt began, A's SET on n came before B's, hence A's key
+// was gone when B's SET NX succeeded: F_B > F_A. That is Kleppmann's case
+// (A pauses holding its lease; its keys expire; B takes the lock and
+// writes with F_B; A wakes and writes with F_A < F_B, and the resource
+// refuses it), and every hand-off where the next holder's winning attempt
+// started after the previous holder got its lease. It needs no assumption
+// about clocks, pauses or message delays, only that the nodes keep their
+// counters. Even when two acquires overlap in time, a node n in C_A ∩ C_B
+// (two quorums meet) held their keys one after the other, so the claim
+// applies one way or the other: two successful acquires never get the
+// same token, and holders that clock trouble let overlap are still
+// ordered, as their keys were on every node of C_A ∩ C_B.
+//
+// Where it stops holding:
+//
+//   - A shared node loses its counter between A's write and B's INCR, so
+//     that c(n) goes back: a restart without persistence (or with
+//     appendfsync everysec: the last second), FLUSHALL or FLUSHDB, a DEL of
+//     the lockzoo:fence: keys, a restore from an older snapshot, a failover
+//     to a replica that missed writes (replication is asynchronous), or
+//     eviction under maxmemory with an allkeys-* policy (the counters have
+//     no TTL, so noeviction and the volatile-* policies leave them alone).
+//     B's INCR on n may then return F_A or less and, when no other
+//     yes-voter of B carries a counter that high, F_B <= F_A: the resource
+//     accepts A's stale write, or refuses B's. The restart guard narrows
+//     this for the Lockers that saw the restart: while they leave the
+//     restarted node out, its counter is not used, and C_A without it
+//     still meets every quorum of the other nodes (2Q > N). It does not
+//     close it: after one TTL the node counts again with its counter reset
+//     (a paused A can write much later than one TTL), and a Locker that did
+//     not see the restart counts it at once. Persistence with appendfsync
+//     always, and no flushes, failovers or evictions, closes it.
+//   - A Quorum of N/2 or less: two quorums need not share a node, so
+//     tokens need not increase (mutual exclusion fails the same way). A
+//     pool listed twice counts one node twice, with the same effect.
+//   - Tokens are not consecutive: an attempt that fails still increments
+//     the counters of the nodes it locked, so tokens jump (a waiter that
+//     polls a node whose copy of the lock expired early increments it
+//     each time). A resource must compare tokens, never expect +1.
+//   - A token orders holders; it protects only a resource that checks it
+//     and remembers the highest token it accepted (package fencing).
+//   - The counters are shared with lua_release, which uses the same
+//     FenceKey naming: harmless, as both only increase them.
+//
+// The write-back round costs one more round trip only when the yes-voters'
+// counters disagree: after a node missed increments (it was down, frozen,
+// skipped as suspect, or held another owner's copy of the lock while the
+// others were free, or its counter was changed by hand). It brings the
+// lagging yes-voters up to date, so the counters move in step again.
 //
 // # Node timeouts
 //
@@ -93,7 +204,11 @@
 // ("lockzoo-redlock") costs one extra round trip (INFO server and CLIENT
 // SETNAME). Every connection made after a restart is new, so a Locker that
 // saw the node before cannot miss its restart. The guard is on by default;
-// Config.DisableRestartGuard switches it off.
+// Config.DisableRestartGuard switches it off. The release notices'
+// subscription connections come from the same pools but never carry lock
+// commands: a subscribed connection stays with the notice listener until
+// it closes it, and redigo's pool unsubscribes a connection before taking
+// it back, so the guard never sees a subscribed one.
 //
 // What the guard does not cover: it protects the Lockers that saw the node
 // before its restart. A Locker created afterwards (a new process, say) has
@@ -113,10 +228,13 @@
 //     wall clock, and the validity assumes the client's and the nodes' clocks
 //     advance at nearly the same rate (DriftFactor). A jump of a node's clock
 //     can expire a lock early. ClockSafe is false.
-//   - No fencing tokens (Fence is 0): a holder paused past Deadline (GC,
-//     swap) can still act on the resource. The lock is only safe up to
-//     Deadline.
+//   - A holder paused past Deadline (GC, swap) can still act on the
+//     resource; only a resource that checks Lease.Fence() refuses it, and
+//     the fence relies on the nodes keeping their counters (see "Fencing
+//     tokens").
 //   - A pool listed twice votes twice. Nodes must be independent masters.
+//   - Every lock name ever used leaves a small fencing counter on every
+//     node, which never expires (as with lua_release).
 //   - A frozen node still runs the commands sent to it when it resumes, after
 //     the client gave up; a SET it runs then stays until its TTL, unless the
 //     release sent after the failure reaches it later (a suspect node gets

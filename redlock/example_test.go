@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/fencing"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -65,6 +66,36 @@ func ExampleLocker_TryLock() {
 	}
 	defer lease.Unlock(context.Background())
 	fmt.Println("writing the report until", lease.Deadline())
+}
+
+// Fence: the lease's fencing token increases from holder to holder, so a
+// resource that checks it refuses a holder that paused past its lease.
+func Example_fence() {
+	pools := []strategy.Pool{newPool("10.0.0.1:6379"), newPool("10.0.0.2:6379"), newPool("10.0.0.3:6379")}
+	locker, err := redlock.New(pools, redlock.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	// The resource may live anywhere that can check the token; here, a
+	// value on a Redis server of its own.
+	res, err := fencing.NewResource(newPool("10.0.0.9:6379"), "orders:42:state")
+	if err != nil {
+		log.Fatal(err)
+	}
+	lease, err := locker.Lock(ctx, "orders:42")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lease.Unlock(ctx)
+	// ... a long GC pause here may let the lease run out and another
+	// holder take the lock and write with a higher token ...
+	switch err := res.Write(ctx, lease.Fence(), "shipped"); {
+	case errors.Is(err, fencing.ErrStaleToken):
+		fmt.Println("a later holder wrote first: this write was refused")
+	case err != nil:
+		log.Fatal(err)
+	}
 }
 
 func ExampleLocker_Wait() {

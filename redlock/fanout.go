@@ -44,8 +44,9 @@ type round struct {
 	running atomic.Int32
 }
 
-// fanOut starts op on every node and returns the round whose answers the
-// caller collects. It must then call decide exactly once.
+// fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
+// round whose answers the caller collects. It must then call decide exactly
+// once.
 //
 // Every goroutine it starts ends on its own: the request is bounded by
 // Config.NodeTimeout, and when undo is given the goroutine waits for the
@@ -54,9 +55,9 @@ type round struct {
 // its cancellation: a caller that gives up must not abort a request that
 // may already have taken the lock on a node, or the undo would be lost.
 // Locker.Wait waits for these goroutines.
-func (t *technique) fanOut(ctx context.Context, op nodeOp, undo undoOp) *round {
+func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
 	base := context.WithoutCancel(ctx)
-	r := &round{answers: make(chan answer, len(t.nodes)), decided: make(chan struct{})}
+	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{})}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {
 		n     *node
@@ -64,7 +65,7 @@ func (t *technique) fanOut(ctx context.Context, op nodeOp, undo undoOp) *round {
 	}
 	var buf [8]admitted // no allocation up to 8 nodes
 	calls := buf[:0]
-	for _, n := range t.nodes {
+	for _, n := range nodes {
 		if ok, probe := n.br.admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // vote is what one node said to one request.
@@ -31,6 +32,12 @@ type answer struct {
 	// attempt: its SET succeeded, or the outcome is unknown. A failed
 	// acquire releases such nodes.
 	mayHold bool
+	// counter is, for an acquire's yes, the node's fencing counter after
+	// the INCR that came with the SET (0 elsewhere).
+	counter int64
+	// remaining is, for an acquire's no, how long the holder's lock has
+	// left on the node (PTTL); 0 when unknown or the key has no expiry.
+	remaining time.Duration
 }
 
 // tally counts the answers of one round against the quorum.
@@ -44,6 +51,12 @@ type tally struct {
 	// granted marks, by node index, the nodes whose SET succeeded (yes or
 	// excluded votes); nil until the first one.
 	granted []bool
+	// counters holds, by node index, the fencing counter each yes-voter of
+	// an acquire returned (0: none); nil until the first one.
+	counters []int64
+	// busy is the shortest remaining TTL among the nodes that refused an
+	// acquire because the key is held; 0 when none reported one.
+	busy time.Duration
 }
 
 func newTally(n, quorum int) tally { return tally{n: n, quorum: quorum} }
@@ -55,11 +68,20 @@ func (t *tally) add(a answer) {
 		}
 		t.granted[a.node] = true
 	}
+	if a.vote == voteYes && a.counter > 0 {
+		if t.counters == nil {
+			t.counters = make([]int64, t.n)
+		}
+		t.counters[a.node] = a.counter
+	}
 	switch a.vote {
 	case voteYes:
 		t.yes++
 	case voteNo:
 		t.refused++
+		if a.remaining > 0 && (t.busy == 0 || a.remaining < t.busy) {
+			t.busy = a.remaining
+		}
 	case voteExcluded:
 		t.refused++
 		t.excluded++

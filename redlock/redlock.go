@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -41,6 +42,8 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:       s,
+		acquire: redis.NewScript(2, acquireSource),
+		raise:   redis.NewScript(2, raiseSource),
 		release: scripts.CompareDelete(),
 		extend:  scripts.ComparePExpire(),
 		clock:   clock{origin: time.Now()},
@@ -49,7 +52,9 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	for i, p := range pools {
 		t.nodes = append(t.nodes, &node{index: i, pool: p})
 	}
-	e, err := engine.New(t, properties(), cfg.Config)
+	// Waiters listen for release notices on every node: any node's notice
+	// wakes them (Release publishes on each node it deletes from).
+	e, err := engine.New(t, properties(), cfg.Config, engine.WithNotices(pools...))
 	if err != nil {
 		return nil, err
 	}
@@ -65,26 +70,33 @@ func properties() strategy.Properties {
 		OwnerSafeRelease:  true,
 		ClockSafe:         false,
 		NodeFaultTolerant: true,
-		Fencing:           false,
+		Fencing:           true,
 		AcquireRoundTrips: 1,
 		ReleaseRoundTrips: 1,
 	}
 }
 
 // TryLock makes one attempt to acquire key on every node. It returns the
-// Lease when a quorum granted it within the validity, an error wrapping
-// strategy.ErrNotAcquired when enough nodes refused (held by someone else,
-// or left out by the restart guard) that no quorum is possible,
-// strategy.ErrInvalidConfig for an empty key, and otherwise an error wrapping
-// the nodes' failures (matching context.DeadlineExceeded when nodes timed
-// out, or ctx.Err() when ctx ended). A failed attempt releases every node it
-// may have locked, in the background.
+// Lease when a quorum granted it within the validity; its Fence is the
+// fencing token (see the package documentation). It returns an error
+// wrapping strategy.ErrNotAcquired when enough nodes refused (held by
+// someone else, or left out by the restart guard) that no quorum is
+// possible, and then, when the refusing nodes reported the holder's
+// remaining TTL, an *engine.BusyError with the shortest of them;
+// strategy.ErrInvalidConfig for an empty key; and otherwise an error
+// wrapping the nodes' failures (matching context.DeadlineExceeded when
+// nodes timed out, or ctx.Err() when ctx ended), including a fencing
+// write-back that did not reach a quorum. A failed attempt releases every
+// node it may have locked, in the background.
 func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.TryLock(ctx, key)
 }
 
 // Lock acquires key, retrying after jittered waits (Config.Retry) until it
-// succeeds or ctx ends. When it gives up the error wraps
+// succeeds or ctx ends. A waiter also retries at once when a release notice
+// arrives from any node (it listens on every node, one subscription
+// connection per node for the whole Locker), and no later than the
+// holder's remaining TTL. When it gives up the error wraps
 // strategy.ErrNotAcquired, ctx.Err() and the last failure, if there was one.
 //
 // The returned Lease's Unlock returns nil once a quorum deleted the lock, or
@@ -100,8 +112,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 }
 
 // Properties reports atomic acquire, owner-safe release, tolerance of the
-// loss of a minority of nodes, one (parallel) round trip each way, and no
-// clock safety and no fencing.
+// loss of a minority of nodes, fencing tokens, one (parallel) round trip
+// each way (an acquire takes a second one only when the nodes' fencing
+// counters disagree), and no clock safety.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
 // Config returns the Locker's configuration with every default filled in

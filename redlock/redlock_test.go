@@ -31,7 +31,7 @@ func TestProperties(t *testing.T) {
 	}
 	want := strategy.Properties{
 		Name: "redlock", AtomicAcquire: true, OwnerSafeRelease: true, NodeFaultTolerant: true,
-		AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
+		Fencing: true, AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {
 		t.Errorf("Properties() = %+v, want %+v", got, want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -18,6 +19,8 @@ import (
 type technique struct {
 	nodes   []*node
 	s       settings
+	acquire *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
+	raise   *redis.Script // raise.lua: the fencing write-back
 	release *redis.Script
 	extend  *redis.Script
 	clock   clock
@@ -25,27 +28,34 @@ type technique struct {
 	bg      tracker      // background node goroutines (Locker.Wait)
 }
 
-// Acquire sends SET NX PX to every node at once and decides as soon as a
-// quorum said yes or can no longer say yes. On success the validity is the
-// TTL minus the time elapsed minus the drift allowance; on failure every
+// Acquire runs the acquire script (SET NX PX, and INCR of the key's
+// fencing counter when it succeeds) on every node at once and decides as
+// soon as a quorum said yes or can no longer say yes. On success the fence
+// is settled (see fence), which takes a second round only when the
+// yes-voters' counters disagree, and the validity is the TTL minus the time
+// elapsed since the first round minus the drift allowance. On failure every
 // node that may hold the lock is released, including nodes that answer
-// after the decision.
+// after the decision; when the key is held by someone else the error is an
+// *engine.BusyError giving the shortest remaining TTL the refusing nodes
+// reported.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Grant{}, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
 	}
 	start := time.Now()
 	t.noteTTL(a.TTL)
-	budget := a.TTL - t.s.driftFor(a.TTL) // no validity left after this
+	drift := t.s.driftFor(a.TTL)
+	budget := a.TTL - drift // no validity left after this
+	keys := []any{a.Key, FenceKey(a.Key)}
 	ms := a.TTL.Milliseconds()
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
-		reply, err := t.exchange(ctx, n, c, "SET", a.Key, a.Token, "NX", "PX", ms)
+		reply, err := t.evalScript(ctx, n, c, t.acquire, keys, a.Token, ms, a.Waiter)
 		return t.acquireVote(n, reply, err)
 	}
 	undo := func(ctx context.Context, n *node, c redis.Conn) {
 		t.releaseOn(ctx, n, c, a.Key, a.Token)
 	}
-	r := t.fanOut(ctx, set, undo)
+	r := t.fanOut(ctx, t.nodes, set, undo)
 
 	var giveUp <-chan time.Time
 	if t.s.nodeTimeout >= budget {
@@ -56,38 +66,87 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		giveUp = timer.C
 	}
 	tl, cause := t.collect(ctx, r, giveUp)
-	validity := a.TTL - time.Since(start) - t.s.driftFor(a.TTL)
+	validity := a.TTL - time.Since(start) - drift
 	if cause == nil && tl.won() && validity <= 0 {
 		cause = errValidity
 	}
+	var fence uint64
+	if cause == nil && tl.won() {
+		fence, cause = t.fence(ctx, a, &tl, validity)
+		if errors.Is(cause, fault.ErrCrashed) {
+			r.decide(false) // the client "died": Redis stays as it is
+			return engine.Grant{}, cause
+		}
+		validity = a.TTL - time.Since(start) - drift
+		if cause == nil && validity <= 0 {
+			cause = errValidity
+		}
+	}
 	if cause != nil || !tl.won() {
 		// A caller whose context ended is not kept waiting for the releases.
-		r.failAndUndo(&tl, cause == nil || errors.Is(cause, errValidity))
+		r.failAndUndo(&tl, cause == nil || errors.Is(cause, errValidity) || errors.Is(cause, errWriteBack))
 		if cause == nil {
 			cause = r.settle(ctx, &tl, false)
 		}
-		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), strategy.ErrNotAcquired, cause)
+		var refusal error = strategy.ErrNotAcquired
+		if tl.busy > 0 {
+			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
+		}
+		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
 	r.decide(false)
-	return engine.Grant{Validity: validity}, nil
+	return engine.Grant{Fence: fence, Validity: validity}, nil
 }
 
-// acquireVote turns a SET NX reply into a vote, applying the restart guard.
+// acquireVote turns an acquire script's reply into a vote, applying the
+// restart guard.
 func (t *technique) acquireVote(n *node, reply any, err error) answer {
-	switch {
-	case err != nil:
+	if err != nil {
 		// The SET may have run before the failure: release it if the round fails.
 		return answer{vote: voteFailed, err: err, mayHold: true}
-	case reply == nil:
-		return answer{vote: voteNo}
 	}
-	if s, ok := reply.(string); !ok || s != "OK" {
-		return answer{vote: voteFailed, err: fmt.Errorf("SET NX PX replied %v", reply), mayHold: true}
+	v, ok := twoInts(reply)
+	if !ok {
+		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
+	}
+	switch v[0] {
+	case 1:
+	case 0, 2:
+		var remaining time.Duration
+		if v[1] >= 0 { // -1: the holder's key has no expiry
+			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
+		}
+		if v[0] == 2 {
+			// Our own key, left by an earlier attempt of this Lock call
+			// whose node answered after that attempt failed: its release
+			// runs within NodeTimeout or so, and publishes no notice.
+			if remaining == 0 || remaining > t.s.nodeTimeout {
+				remaining = t.s.nodeTimeout
+			}
+		}
+		return answer{vote: voteNo, remaining: remaining}
+	default:
+		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
 	if t.s.guard && n.excluded(t.clock.now()) {
 		return answer{vote: voteExcluded, err: errRestarted, mayHold: true}
 	}
-	return answer{vote: voteYes, mayHold: true}
+	return answer{vote: voteYes, mayHold: true, counter: v[1]}
+}
+
+// twoInts reads a reply of two integers without allocating more.
+func twoInts(reply any) ([2]int64, bool) {
+	var out [2]int64
+	v, ok := reply.([]any)
+	if !ok || len(v) != 2 {
+		return out, false
+	}
+	for i, x := range v {
+		if out[i], ok = x.(int64); !ok {
+			return out, false
+		}
+	}
+	return out, true
 }
 
 // errRestarted explains an excluded vote.
@@ -105,10 +164,12 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
+	keys := []any{h.Key}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.release, h.Key, h.Value))
+		// The script publishes the release notice in the same step.
+		return compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
 	}
-	r := t.fanOut(ctx, del, nil)
+	r := t.fanOut(ctx, t.nodes, del, nil)
 	tl, cause := t.collect(ctx, r, nil)
 	r.decide(cause != nil || !tl.won())
 	if cause == nil && !tl.won() {
@@ -133,14 +194,15 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	start := time.Now()
 	t.noteTTL(ttl)
 	ms := ttl.Milliseconds()
+	keys := []any{h.Key}
 	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalScript(ctx, n, c, t.extend, h.Key, h.Value, ms))
+		a := compareVote(t.evalScript(ctx, n, c, t.extend, keys, h.Value, ms))
 		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
 		return a
 	}
-	r := t.fanOut(ctx, pexpire, nil)
+	r := t.fanOut(ctx, t.nodes, pexpire, nil)
 	tl, cause := t.collect(ctx, r, nil)
 	validity := ttl - time.Since(start) - t.s.driftFor(ttl)
 	if cause == nil && tl.won() && validity <= 0 {
@@ -158,11 +220,14 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 
 // releaseOn deletes the lock on one node if it still holds token, over c
 // when it is usable, else over a new connection (unless the node's breaker
-// skips it). Errors are dropped: it runs in the background after an
-// acquire failed, and the lock expires at its TTL anyway.
+// skips it). It publishes no release notice: it takes back a failed
+// attempt, which waiters in other processes did not wait for. Errors are
+// dropped: it runs in the background after an acquire failed, and the lock
+// expires at its TTL anyway.
 func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string) {
+	keys := []any{key}
 	if c != nil {
-		_, _ = t.evalScript(ctx, n, c, t.release, key, token)
+		_, _ = t.evalScript(ctx, n, c, t.release, keys, token)
 		return
 	}
 	ok, probe := n.br.admit()
@@ -170,20 +235,24 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 		return
 	}
 	release := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.release, key, token))
+		return compareVote(t.evalScript(ctx, n, c, t.release, keys, token))
 	}
 	if c, _ := t.call(ctx, n, probe, release); c != nil {
 		c.Close()
 	}
 }
 
-// evalScript runs a one-key script with EVALSHA through exchange, and once
-// more with EVAL when the node does not have it cached (NOSCRIPT).
-func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, key string, args ...any) (any, error) {
-	kv := append([]any{s.Hash(), 1, key}, args...)
+// evalScript runs script s, whose keys are keys, with EVALSHA through
+// exchange, and once more with EVAL when the node does not have it cached
+// (NOSCRIPT).
+func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, keys []any, args ...any) (any, error) {
+	kv := make([]any, 0, 2+len(keys)+len(args))
+	kv = append(kv, s.Hash(), len(keys))
+	kv = append(kv, keys...)
+	kv = append(kv, args...)
 	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
-		return s.DoContext(ctx, c, append([]any{key}, args...)...)
+		return s.DoContext(ctx, c, kv[2:]...)
 	}
 	return reply, err
 }

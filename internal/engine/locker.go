@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,7 +73,7 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, TTL: l.cfg.TTL})
+	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL})
 }
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
@@ -89,13 +90,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
-	token, err := l.token() // one per call: it also names the waiter
+	waiter, err := l.token() // names this call in lines and notices
 	if err != nil {
 		return nil, err
 	}
 	rkey := l.cfg.Prefix + key
-	a := Attempt{Key: rkey, Token: token, TTL: l.cfg.TTL, Waits: true}
-	w := l.lines.join(rkey, token)
+	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true}
+	w := l.lines.join(rkey, waiter)
 	defer l.leave(rkey, w)
 	select {
 	case <-w.turn:
@@ -118,6 +119,11 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		select { // a poke from before this attempt is stale
 		case <-w.poke:
 		default:
+		}
+		// A token of its own for every attempt, so that clean-up of an
+		// earlier attempt's late writes can never touch this one's.
+		if a.Token, err = l.attemptToken(waiter, attempt); err != nil {
+			return nil, err
 		}
 		lease, err := l.attempt(ctx, key, a)
 		if err == nil {
@@ -243,6 +249,19 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 	defer cancel()
 	ab.Abandon(ctx, a)
+}
+
+// attemptToken returns the owner token of attempt number n (from 1) of the
+// Lock call named waiter: waiter.n, or a fresh Config.Token where one is
+// set (its first is the waiter itself).
+func (l *Locker) attemptToken(waiter string, n int) (string, error) {
+	if l.cfg.Token == nil {
+		return waiter + "." + strconv.Itoa(n), nil
+	}
+	if n == 1 {
+		return waiter, nil
+	}
+	return l.token()
 }
 
 func (l *Locker) token() (string, error) {

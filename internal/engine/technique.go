@@ -11,11 +11,15 @@ import (
 // Attempt is one acquire attempt handed to a Technique.
 type Attempt struct {
 	Key   string        // the Redis key, prefix included
-	Token string        // the owner token; the same for every attempt of one Lock call
+	Token string        // the owner token, new for every attempt
 	TTL   time.Duration // the lock lifetime asked for
-	// Waits is true for Lock's attempts and false for TryLock's: a
-	// technique that keeps a line of waiters in Redis queues only callers
-	// that will wait, and Token names the waiter.
+	// Waiter names the Lock call the attempt belongs to, the same for all
+	// its attempts: a technique that keeps a line of waiters in Redis
+	// queues it under this name, and release notices name it. Without a
+	// Config.Token, every Token of the call is Waiter + "." + a number.
+	Waiter string
+	// Waits is true for Lock's attempts and false for TryLock's: only
+	// callers that will wait join a line.
 	Waits bool
 }
 

@@ -1,0 +1,254 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/redlock"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// lockResult is what a Lock in a goroutine returned, and when.
+type lockResult struct {
+	lease strategy.Lease
+	err   error
+	at    time.Time
+}
+
+// lockAsync runs l.Lock(key) in a goroutine bounded by d and returns the
+// channel its result arrives on; the goroutine ends when Lock returns.
+func lockAsync(l strategy.Locker, key string, d time.Duration) <-chan lockResult {
+	done := make(chan lockResult, 1)
+	go func() {
+		lease, err := lockWithin(l, key, d)
+		done <- lockResult{lease: lease, err: err, at: time.Now()}
+	}()
+	return done
+}
+
+// waitSubscribed waits until every node has a subscriber on the release
+// channel of rkey, or fails the test after 5 s.
+func waitSubscribed(t *testing.T, nodes []*redistest.Node, rkey string) {
+	t.Helper()
+	channel := engine.ReleaseChannel(rkey)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		all := true
+		for _, n := range nodes {
+			v, err := redis.Values(n.Do("PUBSUB", "NUMSUB", channel))
+			if err != nil || len(v) != 2 {
+				t.Fatalf("PUBSUB NUMSUB on %s = %v, %v; want a reply", n.Addr(), v, err)
+			}
+			if subs, _ := redis.Int(v[1], nil); subs < 1 {
+				all = false
+			}
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no subscriber on %s on every node after 5 s", channel)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitCalls waits until every node ran cmd at least n times since its
+// statistics were reset, or fails the test after 5 s.
+func waitCalls(t *testing.T, nodes []*redistest.Node, cmd string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		all := true
+		for _, node := range nodes {
+			if calls(t, node, cmd) < n {
+				all = false
+			}
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s has not run %d times on every node after 5 s", cmd, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// awaitLock waits for a lockResult, for at most bound past from, and fails
+// the test unless it holds a lease.
+func awaitLock(t *testing.T, done <-chan lockResult, from time.Time, bound time.Duration) strategy.Lease {
+	t.Helper()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatalf("waiter's Lock() = %v, want nil", r.err)
+		}
+		if took := r.at.Sub(from); took > bound {
+			t.Errorf("waiter got the lock %v after the release, want within %v", took, bound)
+		}
+		return r.lease
+	case <-time.After(bound + 10*time.Second):
+		t.Fatalf("waiter's Lock() has not returned %v after the release", bound+10*time.Second)
+		return nil
+	}
+}
+
+// TestRemoteWaiterWokenByNotice: a waiter in another Locker whose Retry
+// waits an hour, and whose holder has a 60 s TTL, gets the lock promptly
+// after Unlock: the release notices the nodes publish wake it. Its fence is
+// above the holder's.
+func TestRemoteWaiterWokenByNotice(t *testing.T) {
+	nodes := startNodes(t, 5)
+	ctx := context.Background()
+	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute}})
+	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
+	a := mustLock(t, holder, "k")
+	done := lockAsync(waiter, "k", time.Minute)
+	waitSubscribed(t, nodes, "lock:k")
+
+	released := time.Now()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock() = %v, want nil", err)
+	}
+	b := awaitLock(t, done, released, 5*time.Second)
+	if b.Fence() <= a.Fence() {
+		t.Errorf("waiter's Fence() = %d, want above the holder's %d", b.Fence(), a.Fence())
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock() = %v, want nil", err)
+	}
+}
+
+// TestBusyHint: TryLock on a held key reports the holder's remaining TTL
+// (an *engine.BusyError, which matches strategy.ErrNotAcquired). A holder
+// with a 300 ms TTL dies without releasing (no notice is published); a
+// waiter whose Retry waits an hour gets the lock shortly after the TTL ran
+// out, thanks to that hint.
+func TestBusyHint(t *testing.T) {
+	nodes := startNodes(t, 5)
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: ttl}})
+	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
+	a, err := holder.TryLock(ctx, "k") // never released: the holder "dies"
+	if err != nil {
+		t.Fatalf("holder's TryLock() = %v, want nil", err)
+	}
+	taken := time.Now()
+
+	_, err = waiter.TryLock(ctx, "k")
+	var busy *engine.BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Fatalf("TryLock() on the held key = %v, want an *engine.BusyError matching %v", err, strategy.ErrNotAcquired)
+	}
+	if busy.Remaining <= 0 || busy.Remaining > ttl {
+		t.Errorf("BusyError.Remaining = %v, want within (0, %v]", busy.Remaining, ttl)
+	}
+
+	done := lockAsync(waiter, "k", time.Minute)
+	b := awaitLock(t, done, taken, ttl+1500*time.Millisecond)
+	if b.Fence() <= a.Fence() {
+		t.Errorf("waiter's Fence() = %d, want above the dead holder's %d", b.Fence(), a.Fence())
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock() = %v, want nil", err)
+	}
+}
+
+// TestLocksWhileSubscribed: the release notices' subscription connections
+// come from the same pools as the lock commands. While a waiter of a
+// Locker with Quorum 5 is subscribed on every node, the same Locker takes
+// and releases other keys 200 times. Each pair must succeed, which with
+// Quorum 5 means that no node's call failed (a connection handed out while
+// still subscribed would refuse the commands) and that the restart guard
+// left no node out; every node must have run exactly 400 scripts, each
+// pipelined with CLIENT GETNAME. The waiter then still gets its key
+// promptly after the release, and the Locker keeps working afterwards.
+func TestLocksWhileSubscribed(t *testing.T) {
+	nodes := startNodes(t, 5)
+	ctx := context.Background()
+	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute}})
+	l := newLocker(t, nodes, redlock.Config{Quorum: 5, NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
+	warm := mustLock(t, l, "warm") // every node's run_id known, named connections pooled
+	if err := warm.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l)
+
+	a := mustLock(t, holder, "k")
+	resetStats(t, nodes)
+	done := lockAsync(l, "k", time.Minute)
+	waitSubscribed(t, nodes, "lock:k")
+	// The waiter's two attempts (one before it subscribed, one just after)
+	// have run on every node, each ending with PTTL; it now sleeps until a
+	// notice, or the holder's TTL.
+	waitCalls(t, nodes, "pttl", 2)
+	waitIdle(t, l)
+	resetStats(t, nodes)
+	const pairs = 200
+	for i := range pairs {
+		lease, err := l.TryLock(ctx, "other")
+		if err != nil {
+			t.Fatalf("pair %d: TryLock() while a waiter is subscribed = %v, want nil", i, err)
+		}
+		if err := lease.Unlock(ctx); err != nil {
+			t.Fatalf("pair %d: Unlock() while a waiter is subscribed = %v, want nil", i, err)
+		}
+	}
+	waitIdle(t, l)
+	for i, n := range nodes {
+		if got := calls(t, n, "evalsha"); got != 2*pairs {
+			t.Errorf("EVALSHA calls on node %d = %d, want %d (an acquire and a release per pair)", i, got, 2*pairs)
+		}
+		if got := calls(t, n, "client|getname"); got != 2*pairs {
+			t.Errorf("CLIENT GETNAME calls on node %d = %d, want %d (one pipelined with each script)", i, got, 2*pairs)
+		}
+	}
+
+	released := time.Now()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock() = %v, want nil", err)
+	}
+	b := awaitLock(t, done, released, 5*time.Second)
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock() = %v, want nil", err)
+	}
+	for i := range 20 { // the subscription connections are gone, not pooled in subscribed state
+		lease, err := l.TryLock(ctx, "other")
+		if err != nil {
+			t.Fatalf("pair %d after the waiter left: TryLock() = %v, want nil", i, err)
+		}
+		if err := lease.Unlock(ctx); err != nil {
+			t.Fatalf("pair %d after the waiter left: Unlock() = %v, want nil", i, err)
+		}
+	}
+}
+
+// TestBusyHintOwnLeftover: keys that hold the attempt's own token are
+// leftovers of an earlier attempt of the same Lock call, released in the
+// background without a notice. They refuse the attempt, but the hint is
+// NodeTimeout at most, not their TTL, so that the waiter does not sleep
+// through its own clean-up.
+func TestBusyHintOwnLeftover(t *testing.T) {
+	nodes := startNodes(t, 5)
+	const nodeTimeout = 300 * time.Millisecond
+	l := newLocker(t, nodes, redlock.Config{NodeTimeout: nodeTimeout, Config: strategy.Config{Token: func() string { return "me" }}})
+	for _, n := range nodes[:3] {
+		if _, err := n.Do("SET", "lock:k", "me", "PX", 60000); err != nil {
+			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
+		}
+	}
+	_, err := l.TryLock(context.Background(), "k")
+	var busy *engine.BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("TryLock() over its own leftovers = %v, want an *engine.BusyError", err)
+	}
+	if busy.Remaining <= 0 || busy.Remaining > nodeTimeout {
+		t.Errorf("BusyError.Remaining = %v, want within (0, %v] (NodeTimeout, not the leftovers' TTL)", busy.Remaining, nodeTimeout)
+	}
+}
