@@ -7,11 +7,22 @@
 // A technique implements Technique (its Redis commands and nothing else)
 // and wraps an engine.Locker built by New. The engine:
 //
-//  1. checks the key, draws an owner token (Config.Token or a UUIDv4) and
-//     notes the monotonic time;
-//  2. asks the technique to acquire, once for TryLock, or in a loop paced by
-//     Config.Retry for Lock, which retries transient Redis failures and stops
-//     when ctx ends;
+//  1. checks the key, draws an owner token for every attempt (Config.Token,
+//     or a UUIDv4 naming the Lock call followed by the attempt number) and
+//     notes the monotonic time before each attempt;
+//  2. asks the technique to acquire, once for TryLock, or in a loop for
+//     Lock: this Locker's goroutines waiting for one key queue in FIFO order
+//     and only the first contends in Redis; it retries when a release
+//     notice names it or anyone (WithNotices: one pub/sub connection per
+//     node, package notify), when a local Unlock frees the key, when the
+//     holder's remaining TTL reported by the technique (BusyError) runs out,
+//     or when Config.Retry's wait ends, whichever comes first; transient
+//     Redis failures are retried until ctx ends;
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique granted, and which releases at most once.
+//
+// Shared Redis steps live here too, once: bounded calls (Do, Eval,
+// DoContext), the WATCH/MULTI/EXEC owner-checked transaction (Watched), the
+// SET NX EX acquire of the articles (SetNXEX) and the pipelined DEL and
+// PUBLISH (DeleteAndPublish).
 package engine
