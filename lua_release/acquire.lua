@@ -25,9 +25,11 @@ end
 
 -- Nobody waits: the plain SET NX PX (the uncontended path).
 if redis.call("EXISTS", line) == 0 then
-	local won = take()
-	if won or not waits then
-		return won or {0, redis.call("PTTL", lock)}
+	if redis.call("SET", lock, token, "NX", "PX", ttl) then
+		return {1, redis.call("INCR", fence)}
+	end
+	if not waits then
+		return {0, redis.call("PTTL", lock)}
 	end
 end
 
