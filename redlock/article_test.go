@@ -28,6 +28,10 @@ func TestQuorumOneTwoHolders(t *testing.T) {
 	if err != nil {
 		t.Fatalf("A TryLock() with only node 0 up = %v, want nil (Quorum 1)", err)
 	}
+	// A decided on node 0's answer; its calls to the dead nodes end in the
+	// background. Let them end before the nodes come back, or a late one
+	// could still land there.
+	waitIdle(t, clientA)
 	for _, n := range nodes[1:] {
 		n.Restart()
 	}
