@@ -122,9 +122,23 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	case len(reply) != 2:
 		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: unexpected reply %v", a.Key, reply)
 	case reply[0] == 0:
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: time.Duration(reply[1]) * time.Millisecond})
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])})
 	}
 	return engine.Grant{Fence: uint64(reply[1])}, nil
+}
+
+// remaining turns the acquire script's PTTL into the wait hint: what the
+// holder's lock has left (at least 1 ms: PTTL rounds down), LineStale when
+// the lock is free but kept for the head of the line (-2: it takes it, or
+// drops out of the line by then), and no hint for a lock without expiry.
+func remaining(pttl int64) time.Duration {
+	switch {
+	case pttl >= 0:
+		return time.Duration(max(pttl, 1)) * time.Millisecond
+	case pttl == -2:
+		return LineStale
+	}
+	return 0
 }
 
 // Abandon takes a waiter that gave up out of the line. A failure is left
