@@ -219,18 +219,18 @@ func TestFencesIncrease(t *testing.T) {
 	}
 }
 
-// waitSubscribed waits until the node reports a subscriber on channel.
-func waitSubscribed(t *testing.T, node *redistest.Node, channel string) {
+// waitSubscribed waits until the node reports a subscriber on a channel
+// that starts with prefix: lua_release's waiters listen on their Locker's
+// inbox for the key, the key's release channel + "/" + the Locker's name.
+func waitSubscribed(t *testing.T, node *redistest.Node, prefix string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		reply, err := redis.Values(node.Do("PUBSUB", "NUMSUB", channel))
-		if err == nil && len(reply) == 2 {
-			if n, _ := redis.Int(reply[1], nil); n > 0 {
-				return
-			}
+		channels, err := redis.Strings(node.Do("PUBSUB", "CHANNELS", prefix+"*"))
+		if err == nil && len(channels) > 0 {
+			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("no subscriber on %s within 5s", channel)
+	t.Fatalf("no subscriber on a channel %s* within 5s", prefix)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -30,11 +31,11 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	t := &technique{
 		pool:    pool,
 		acquire: redis.NewScript(4, acquireSource),
-		abandon: redis.NewScript(2, abandonSource),
-		release: redis.NewScript(2, releaseSource),
+		abandon: redis.NewScript(4, handoffSource+abandonSource),
+		release: redis.NewScript(4, handoffSource+releaseSource),
 		extend:  scripts.ComparePExpire(),
 	}
-	e, err := engine.New(t, properties(), cfg, engine.WithNotices(pool))
+	e, err := engine.New(t, properties(), cfg, engine.WithInboxNotices(pool))
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,8 @@ var (
 	abandonSource string
 	//go:embed release.lua
 	releaseSource string
+	//go:embed handoff.lua
+	handoffSource string // the first part of release.lua and abandon.lua
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
@@ -87,6 +90,15 @@ var (
 // strategy.DefaultRetryMax with the default Retry; a Retry policy that waits
 // longer between attempts gives up its place and rejoins at the back.
 const LineStale = 250 * time.Millisecond
+
+// HandOffRecent is how recently the waiter at the head of the line must
+// have made an attempt for a release to hand it the lock directly. A
+// waiter in Lock attempts at least every strategy.DefaultRetryMax with the
+// default Retry; when the head was not seen that recently (a slower Retry
+// policy, or a waiter that may have died), the release deletes the lock and
+// names the head in its notice instead, and the lock waits for that head
+// for up to LineStale.
+const HandOffRecent = 25 * time.Millisecond
 
 // FenceKey is the Redis key of the fencing counter kept for the lock key
 // rkey (prefix included). The counter never expires: one small integer key
@@ -115,16 +127,20 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		waits = "1"
 	}
 	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire,
-		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter))
+		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, a.Locker))
 	switch {
 	case err != nil:
 		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: %w", a.Key, err)
-	case len(reply) != 2:
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: unexpected reply %v", a.Key, reply)
-	case reply[0] == 0:
+	case len(reply) == 2 && reply[0] == 1:
+		return engine.Grant{Fence: uint64(reply[1])}, nil
+	case len(reply) == 2 && reply[0] == 0:
 		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])})
+	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
+		// Handed to this waiter by a release: what the lock has left,
+		// counted from before this attempt was sent, is a safe validity.
+		return engine.Grant{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
 	}
-	return engine.Grant{Fence: uint64(reply[1])}, nil
+	return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: unexpected reply %v", a.Key, reply)
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the
@@ -141,16 +157,26 @@ func remaining(pttl int64) time.Duration {
 	return 0
 }
 
-// Abandon takes a waiter that gave up out of the line. A failure is left
-// alone: the waiter drops out of the line by itself after LineStale.
+// Abandon takes a waiter that gave up out of the line and, when a release
+// handed it the lock meanwhile, passes the lock on. A failure is left
+// alone: the waiter drops out of the line by itself after LineStale, and a
+// lock handed to it expires after its TTL.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	line, seen := lineKeys(a.Key)
-	_, _ = engine.Eval(ctx, t.pool, t.abandon, line, seen, a.Waiter)
+	_, _ = engine.Eval(ctx, t.pool, t.abandon, a.Key, FenceKey(a.Key), line, seen,
+		member(a), a.Waiter, engine.ReleaseChannel(a.Key), LineStale.Milliseconds(), HandOffRecent.Milliseconds())
+}
+
+// member is a waiter's name in the line: its TTL in ms, its Locker's name
+// and its own, joined by "/" (see acquire.lua).
+func member(a engine.Attempt) string {
+	return strconv.FormatInt(a.TTL.Milliseconds(), 10) + "/" + a.Locker + "/" + a.Waiter
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	line, _ := lineKeys(h.Key)
-	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, line, h.Value, h.Channel))
+	line, seen := lineKeys(h.Key)
+	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, FenceKey(h.Key), line, seen,
+		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds()))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {

@@ -1,17 +1,13 @@
--- release: KEYS[1] the lock, KEYS[2] its line of waiters; ARGV[1] the
--- owner's token, ARGV[2] the release-notice channel.
--- Deletes the lock only if it still holds the token, then, when anyone
--- waits in the line, publishes a notice naming the waiter at its head, so
--- that only that waiter hurries. (A waiter in Lock joins the line with its
--- first refused attempt; one that went stale and left it falls back on its
--- timer.) Replies 1 when deleted, 0 when
--- the lock was missing or someone else's.
+
+-- release: KEYS[1] the lock, KEYS[2] its fencing counter, KEYS[3] its line
+-- of waiters, KEYS[4] their last-seen times; ARGV[1] the owner's token,
+-- ARGV[2] the release-notice channel, ARGV[3] LineStale and ARGV[4]
+-- HandOffRecent in ms.
+-- Only if the lock still holds the token, passes it on (handOn: to the
+-- head of the line, or deletes it) and replies 1; replies 0 when the lock
+-- was missing or someone else's.
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
-redis.call("DEL", KEYS[1])
-local head = redis.call("ZRANGE", KEYS[2], 0, 0)[1]
-if head then
-	redis.call("PUBLISH", ARGV[2], head)
-end
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
 return 1

@@ -108,3 +108,24 @@ func (l timedLease) Unlock(ctx context.Context) error {
 	l.rec.add(time.Since(l.start))
 	return err
 }
+
+// BenchmarkContended is the hand-off workload on 5 healthy nodes: one key,
+// 8 workers x 25 critical sections of 1 ms, with the workers sharing one
+// Locker and with a Locker each.
+func BenchmarkContended(b *testing.B) {
+	nodes := redistest.Start(b, 5)
+	locktest.BenchContended(b, func() strategy.Locker {
+		l, err := redlock.New(poolsOf(nodes), redlock.Config{Config: strategy.Config{TTL: 10 * time.Second}})
+		if err != nil {
+			b.Fatalf("New() = %v, want nil", err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := l.Wait(ctx); err != nil {
+				b.Errorf("Wait() = %v, want nil", err)
+			}
+		})
+		return l
+	})
+}

@@ -22,6 +22,10 @@ type Locker struct {
 	props strategy.Properties
 	lines *lines      // local waiters, per key
 	hub   *notify.Hub // release notices; nil when the technique publishes none
+	inbox bool        // WithInboxNotices
+	// id names this Locker in its waiters' inbox channels; set when the
+	// technique addresses its notices (WithInboxNotices), else "".
+	id string
 }
 
 // Option adds an optional capability to a Locker.
@@ -30,14 +34,42 @@ type Option func(*Locker)
 // WithNotices makes waiters listen for release notices on pools (the nodes
 // the technique releases on): the technique's Release publishes on
 // Held.Channel in the same round trip as the delete. The message is empty,
-// or names the token of the one waiter that should try now (a technique
-// that keeps a line of waiters in Redis names its head).
+// names the one waiter that should try now (a technique that keeps a line
+// of waiters in Redis names its head), or tells a waiter that the release
+// handed the lock to it; see notice.go for the bodies.
 func WithNotices(pools ...strategy.Pool) Option {
 	return func(l *Locker) {
-		l.hub = notify.NewHub(pools, func(channel, waiter string) {
-			l.lines.poke(strings.TrimPrefix(channel, channelPrefix), waiter)
-		})
+		l.hub = notify.NewHub(pools, l.onNotice)
 	}
+}
+
+// WithInboxNotices is WithNotices for a technique that sends each notice
+// to the one Locker whose waiter it names: waiters listen on their
+// Locker's inbox for the key, InboxChannel(key, Attempt.Locker), instead
+// of on the key's channel, so a release wakes one Locker rather than every
+// Locker that waits for the key.
+func WithInboxNotices(pools ...strategy.Pool) Option {
+	return func(l *Locker) {
+		WithNotices(pools...)(l)
+		l.inbox = true
+	}
+}
+
+// onNotice routes a notice received on channel to the key's line.
+func (l *Locker) onNotice(channel, body string) {
+	rkey := strings.TrimPrefix(channel, channelPrefix)
+	if l.id != "" {
+		rkey = strings.TrimSuffix(rkey, inboxSeparator+l.id)
+	}
+	l.lines.onNotice(rkey, body)
+}
+
+// channel returns the channel this Locker's waiters for rkey listen on.
+func (l *Locker) channel(rkey string) string {
+	if l.id != "" {
+		return InboxChannel(rkey, l.id)
+	}
+	return ReleaseChannel(rkey)
 }
 
 // New returns a Locker for tech. cfg is checked and completed with
@@ -54,6 +86,13 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines()}
 	for _, o := range opts {
 		o(l)
+	}
+	if l.inbox {
+		id, err := uuid.NewRandom()
+		if err != nil {
+			return nil, fmt.Errorf("lockzoo: %s: inbox name: %w", props.Name, err)
+		}
+		l.id = id.String()
 	}
 	return l, nil
 }
@@ -73,7 +112,7 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL})
+	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL}, time.Now())
 }
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
@@ -95,7 +134,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		return nil, err
 	}
 	rkey := l.cfg.Prefix + key
-	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true}
+	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id}
 	w := l.lines.join(rkey, waiter)
 	defer l.leave(rkey, w)
 	select {
@@ -115,7 +154,14 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 			l.abandon(ctx, a)
 		}
 	}()
+	var refusedAt time.Time // when the last refused attempt was sent
 	for attempt := 1; ; attempt++ {
+		select {
+		case fence := <-w.grant:
+			queued = false // the release took us out of its line
+			return l.handed(ctx, key, a, refusedAt, fence)
+		default:
+		}
 		select { // a poke from before this attempt is stale
 		case <-w.poke:
 		default:
@@ -125,15 +171,21 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		if a.Token, err = l.attemptToken(waiter, attempt); err != nil {
 			return nil, err
 		}
-		lease, err := l.attempt(ctx, key, a)
+		sent := time.Now()
+		lease, err := l.attempt(ctx, key, a, sent)
 		if err == nil {
 			queued = false // the technique took us out of its line
 			return lease, nil
 		}
 		if errors.Is(err, strategy.ErrNotAcquired) {
 			queued = true
+			refusedAt = sent
 		}
-		if errors.Is(err, fault.ErrCrashed) || errors.Is(err, strategy.ErrInvalidConfig) {
+		if errors.Is(err, fault.ErrCrashed) {
+			queued = false // a client that died leaves its line entry to go stale
+			return nil, err
+		}
+		if errors.Is(err, strategy.ErrInvalidConfig) {
 			return nil, err
 		}
 		// Keep the last real failure: an attempt cut short by ctx says only
@@ -165,6 +217,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		case <-timer.C:
 		case <-w.poke:
 			timer.Stop() // Go 1.23+: no stale tick survives Stop, Reset is safe
+		case fence := <-w.grant:
+			queued = false // the release took us out of its line
+			return l.handed(ctx, key, a, refusedAt, fence)
 		case <-ctx.Done():
 			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
 		}
@@ -182,7 +237,7 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 	if l.hub == nil || !l.lines.markSubscribed(rkey) {
 		return false
 	}
-	confirmed := l.hub.Subscribe(ReleaseChannel(rkey))
+	confirmed := l.hub.Subscribe(l.channel(rkey))
 	t := time.NewTimer(subscribeBound)
 	defer t.Stop()
 	select {
@@ -197,7 +252,7 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 // it was the last.
 func (l *Locker) leave(rkey string, w *waiter) {
 	if l.lines.leave(rkey, w) && l.hub != nil {
-		l.hub.Unsubscribe(ReleaseChannel(rkey))
+		l.hub.Unsubscribe(l.channel(rkey))
 	}
 }
 
@@ -223,9 +278,9 @@ func (l *Locker) checkKey(key string) error {
 	return nil
 }
 
-// attempt makes one acquire attempt and wraps a success in a Lease.
-func (l *Locker) attempt(ctx context.Context, key string, a Attempt) (strategy.Lease, error) {
-	start := time.Now()
+// attempt makes one acquire attempt, sent at start, and wraps a success in
+// a Lease.
+func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
 	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {
 		return nil, err
@@ -234,6 +289,17 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt) (strategy.L
 		return nil, err
 	}
 	return newLease(l, key, a.Key, a.Token, start, g), nil
+}
+
+// handed wraps in a Lease a lock that a release handed to the waiter a
+// (a "grant:" notice): the key holds a.Waiter as its owner token. The
+// hand-off came after the attempt sent at refusedAt was refused (that
+// attempt found the lock not ours), so the validity is counted from then.
+func (l *Locker) handed(ctx context.Context, key string, a Attempt, refusedAt time.Time, fence uint64) (strategy.Lease, error) {
+	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
+		return nil, err
+	}
+	return newLease(l, key, a.Key, a.Waiter, refusedAt, Grant{Fence: fence}), nil
 }
 
 // abandonTimeout bounds the clean-up a Lock makes when it gives up.

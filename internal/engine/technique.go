@@ -21,6 +21,10 @@ type Attempt struct {
 	// Waits is true for Lock's attempts and false for TryLock's: only
 	// callers that will wait join a line.
 	Waits bool
+	// Locker names the Locker that makes the attempt, for a technique
+	// that sends notices to the waiter's inbox,
+	// InboxChannel(Key, Locker) (see WithInboxNotices); "" otherwise.
+	Locker string
 }
 
 // Grant is what a successful acquire or extend reports.
@@ -54,8 +58,18 @@ type Abandoner interface {
 const channelPrefix = "lockzoo:released:"
 
 // ReleaseChannel is the pub/sub channel on which a release of the Redis key
-// rkey is announced. The message body is empty.
+// rkey is announced. The message bodies are described in notice.go.
 func ReleaseChannel(rkey string) string { return channelPrefix + rkey }
+
+// inboxSeparator joins a key's release channel and a Locker's name.
+const inboxSeparator = "/"
+
+// InboxChannel is the pub/sub channel on which the Locker named locker
+// hears release notices for the Redis key rkey that name its waiters:
+// ReleaseChannel(rkey) + "/" + locker.
+func InboxChannel(rkey, locker string) string {
+	return ReleaseChannel(rkey) + inboxSeparator + locker
+}
 
 // BusyError is an acquire failure that knows how long the current holder's
 // lock has left. It matches strategy.ErrNotAcquired; Lock never waits longer

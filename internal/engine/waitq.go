@@ -42,12 +42,13 @@ type waiter struct {
 	token string        // names the waiter in release notices
 	turn  chan struct{} // closed when the waiter becomes the head
 	poke  chan struct{} // capacity 1: "try again now"
+	grant chan uint64   // capacity 1: "the lock is yours", with its fence
 }
 
 // join appends a waiter for key; it is the head at once if the line was
 // empty.
 func (q *lines) join(key, token string) *waiter {
-	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1)}
+	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1), grant: make(chan uint64, 1)}
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -121,5 +122,27 @@ func (q *lines) poke(key, target string) {
 	select {
 	case ln.waiters[0].poke <- struct{}{}:
 	default:
+	}
+}
+
+// grant tells the waiter named target in key's line, if it is there, that
+// a release handed it the lock with fencing token fence.
+func (q *lines) grant(key, target string, fence uint64) {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
+	if ln == nil {
+		return
+	}
+	for _, w := range ln.waiters {
+		if w.token != target {
+			continue
+		}
+		select {
+		case w.grant <- fence:
+		default:
+		}
+		return
 	}
 }
