@@ -88,7 +88,7 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250, key))
+		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250, key, "L"))
 		c.Close()
 		if err != nil {
 			return err
@@ -100,7 +100,7 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		n, err := redis.Int(release.DoContext(ctx, c, key, "line:"+key, key, "lockzoo:released:"+key))
+		n, err := redis.Int(release.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, "lockzoo:released:"+key, 250, 25))
 		c.Close()
 		if err == nil && n != 1 {
 			err = errors.New("release: not released")

@@ -87,8 +87,8 @@ var (
 
 // LineStale is how long a waiter in Lock may go without an attempt before
 // it loses its place in the line. Lock attempts at least every
-// strategy.DefaultRetryMax with the default Retry; a Retry policy that waits
-// longer between attempts gives up its place and rejoins at the back.
+// strategy.DefaultRetryMax with the default Retry, and at least every
+// LineStale/2 whatever the Retry policy, so a live waiter keeps its place.
 const LineStale = 250 * time.Millisecond
 
 // HandOffRecent is how recently the waiter at the head of the line must
@@ -134,7 +134,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	case len(reply) == 2 && reply[0] == 1:
 		return engine.Grant{Fence: uint64(reply[1])}, nil
 	case len(reply) == 2 && reply[0] == 0:
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])})
+		wait := remaining(reply[1])
+		if a.Waits {
+			wait = keepPlace(wait)
+		}
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: wait})
 	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
@@ -155,6 +159,17 @@ func remaining(pttl int64) time.Duration {
 		return LineStale
 	}
 	return 0
+}
+
+// keepPlace caps the wait of a waiter in Lock at LineStale/2, whatever its
+// Retry policy, so that it attempts often enough to keep its place in the
+// line: a waiter dropped as stale would hear no notice and sleep until its
+// own timer or the holder's expiry.
+func keepPlace(wait time.Duration) time.Duration {
+	if wait <= 0 || wait > LineStale/2 {
+		return LineStale / 2
+	}
+	return wait
 }
 
 // Abandon takes a waiter that gave up out of the line and, when a release

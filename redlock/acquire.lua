@@ -1,20 +1,90 @@
--- acquire: one node's vote in a Redlock round.
--- KEYS[1] the lock, KEYS[2] its fencing counter (never expires).
+-- acquire: one node's vote in a Redlock round, serving waiters in the
+-- order of their tickets.
+-- KEYS[1] the lock, KEYS[2] its fencing counter (never expires), KEYS[3]
+-- the line (a sorted set: member -> ticket), KEYS[4] the waiters'
+-- last-seen times (a sorted set: member -> ms).
 -- ARGV[1] the owner's token, ARGV[2] the TTL in ms, ARGV[3] the name of
 -- the Lock call (its tokens are that name, or that name and "." and a
--- number).
+-- number), ARGV[4] "1" when the caller waits in line (Lock), "0" when it
+-- does not (TryLock), ARGV[5] the call's ticket (when it began, in µs of
+-- the client's clock: the same on every node, so every node orders the
+-- line alike), ARGV[6] how long, in ms, a waiter may go unseen before it
+-- is dropped from the line, ARGV[7] the waiter's line member
+-- ("<locker>/<name>").
 -- Replies {1, counter} when the lock is now ours on this node: it is set
 -- with the TTL and the counter has been incremented to counter, in the same
--- step. Otherwise replies {0, pttl} when someone else holds it, and
--- {2, pttl} when it holds a token of our own Lock call (left by an earlier
--- attempt, whose release is on its way): pttl is what that lock has
--- left in ms (-1: it has no expiry).
-if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-	return {1, redis.call("INCR", KEYS[2])}
+-- step. Otherwise replies {0, pttl} when someone else holds it (-2: it is
+-- free but kept for a waiter with an earlier ticket), and {2, pttl} when it
+-- holds a token of our own Lock call (left by an earlier attempt, whose
+-- release is on its way): pttl is what that lock has left in ms (-1: it
+-- has no expiry).
+local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
+local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+
+local function take()
+	if redis.call("SET", lock, token, "NX", "PX", ttl) then
+		return {1, redis.call("INCR", fence)}
+	end
+	return nil
 end
-local pttl = redis.call("PTTL", KEYS[1])
-local v = redis.call("GET", KEYS[1])
-if v == ARGV[3] or (v and string.sub(v, 1, #ARGV[3] + 1) == ARGV[3] .. ".") then
-	return {2, pttl}
+
+local function ours(v)
+	return v == me or string.sub(v, 1, #me + 1) == me .. "."
 end
-return {0, pttl}
+
+local function nowMs()
+	local t = redis.call("TIME")
+	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function join(now)
+	redis.call("ZADD", line, "NX", ticket, member)
+	redis.call("ZADD", seen, now, member)
+	redis.call("PEXPIRE", line, stale * 4)
+	redis.call("PEXPIRE", seen, stale * 4)
+end
+
+-- Nobody waits: the plain SET NX PX (the uncontended path).
+if redis.call("EXISTS", line) == 0 then
+	local won = take()
+	if won then
+		return won
+	end
+	if ours(redis.call("GET", lock)) then
+		return {2, redis.call("PTTL", lock)}
+	end
+	if waits then
+		join(nowMs())
+	end
+	return {0, redis.call("PTTL", lock)}
+end
+
+local v = redis.call("GET", lock)
+if v and ours(v) then
+	return {2, redis.call("PTTL", lock)}
+end
+local now = nowMs()
+-- Drop waiters that stopped asking (gave up or died).
+local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
+if #gone > 0 then
+	redis.call("ZREM", line, unpack(gone))
+	redis.call("ZREM", seen, unpack(gone))
+end
+-- The lock goes to the earliest ticket among the waiters and us.
+local head = redis.call("ZRANGE", line, 0, 0, "WITHSCORES")
+local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
+	or (ticket == tonumber(head[2]) and member < head[1])
+if first and not v then
+	local won = take()
+	redis.call("ZREM", line, member)
+	redis.call("ZREM", seen, member)
+	return won
+end
+if waits then
+	join(now)
+end
+if v then
+	return {0, redis.call("PTTL", lock)}
+end
+return {0, -2}

@@ -129,22 +129,30 @@ const patient = 2 * time.Second
 // "|" before a subcommand (e.g. "client|getname").
 func calls(t *testing.T, node *redistest.Node, cmd string) int {
 	t.Helper()
+	return callsOf(t, node, cmd)[0]
+}
+
+// callsOf is calls for several commands, read from one INFO reply so that
+// the counts are taken at the same moment.
+func callsOf(t *testing.T, node *redistest.Node, cmds ...string) []int {
+	t.Helper()
 	info, err := redis.String(node.Do("INFO", "commandstats"))
 	if err != nil {
 		t.Fatalf("INFO commandstats on %s = %v, want a reply", node.Addr(), err)
 	}
+	out := make([]int, len(cmds))
 	for line := range strings.Lines(info) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
-		if !ok {
-			continue
+		for i, cmd := range cmds {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls=")
+			if !ok {
+				continue
+			}
+			if out[i], err = strconv.Atoi(rest[:strings.IndexByte(rest+",", ',')]); err != nil {
+				t.Fatalf("INFO commandstats line %q: %v", line, err)
+			}
 		}
-		n, err := strconv.Atoi(rest[:strings.IndexByte(rest+",", ',')])
-		if err != nil {
-			t.Fatalf("INFO commandstats line %q: %v", line, err)
-		}
-		return n
 	}
-	return 0
+	return out
 }
 
 // resetStats clears the command statistics of every node.

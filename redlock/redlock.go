@@ -42,9 +42,10 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:       s,
-		acquire: redis.NewScript(2, acquireSource),
+		acquire: redis.NewScript(4, acquireSource),
 		raise:   redis.NewScript(2, raiseSource),
-		release: scripts.CompareDelete(),
+		release: redis.NewScript(2, releaseSource),
+		abandon: redis.NewScript(2, abandonSource),
 		extend:  scripts.ComparePExpire(),
 		clock:   clock{origin: time.Now()},
 	}
@@ -53,8 +54,9 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		t.nodes = append(t.nodes, &node{index: i, pool: p})
 	}
 	// Waiters listen for release notices on every node: any node's notice
-	// wakes them (Release publishes on each node it deletes from).
-	e, err := engine.New(t, properties(), cfg.Config, engine.WithNotices(pools...))
+	// wakes them (Release publishes on each node it deletes from, to the
+	// inbox of the head of that node's line).
+	e, err := engine.New(t, properties(), cfg.Config, engine.WithInboxNotices(pools...))
 	if err != nil {
 		return nil, err
 	}

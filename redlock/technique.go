@@ -21,7 +21,8 @@ type technique struct {
 	s       settings
 	acquire *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
 	raise   *redis.Script // raise.lua: the fencing write-back
-	release *redis.Script
+	release *redis.Script // release.lua: compare-and-delete, notice to the line's head
+	abandon *redis.Script // abandon.lua: a waiter leaves the line
 	extend  *redis.Script
 	clock   clock
 	maxTTL  atomic.Int64 // the longest TTL asked for, in ns (restart guard)
@@ -46,10 +47,16 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
-	keys := []any{a.Key, FenceKey(a.Key)}
+	line, seen := lineKeys(a.Key)
+	keys := []any{a.Key, FenceKey(a.Key), line, seen}
 	ms := a.TTL.Milliseconds()
+	waits := "0"
+	if a.Waits {
+		waits = "1"
+	}
+	ticket, member := a.Arrived.UnixMicro(), a.Locker+"/"+a.Waiter
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
-		reply, err := t.evalScript(ctx, n, c, t.acquire, keys, a.Token, ms, a.Waiter)
+		reply, err := t.evalScript(ctx, n, c, t.acquire, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member)
 		return t.acquireVote(n, reply, err)
 	}
 	undo := func(ctx context.Context, n *node, c redis.Conn) {
@@ -89,12 +96,20 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 			cause = r.settle(ctx, &tl, false)
 		}
 		var refusal error = strategy.ErrNotAcquired
-		if tl.busy > 0 {
-			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
+		wait := tl.busy
+		if a.Waits && (wait <= 0 || wait > LineStale/2) {
+			// Attempt often enough to keep our place in the nodes' lines.
+			wait = LineStale / 2
+		}
+		if wait > 0 {
+			refusal = &engine.BusyError{Key: a.Key, Remaining: wait}
 		}
 		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
 	r.decide(false)
+	if a.Waits && tl.yes < len(t.nodes) {
+		t.leaveLines(ctx, a, &tl)
+	}
 	return engine.Grant{Fence: fence, Validity: validity}, nil
 }
 
@@ -164,7 +179,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
-	keys := []any{h.Key}
+	line, _ := lineKeys(h.Key)
+	keys := []any{h.Key, line}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
 		return compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
@@ -220,14 +236,16 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 
 // releaseOn deletes the lock on one node if it still holds token, over c
 // when it is usable, else over a new connection (unless the node's breaker
-// skips it). It publishes no release notice: it takes back a failed
-// attempt, which waiters in other processes did not wait for. Errors are
-// dropped: it runs in the background after an acquire failed, and the lock
-// expires at its TTL anyway.
+// skips it). It takes back a failed attempt, and tells the head of the
+// node's line, whose turn it may now be. Errors are dropped: it runs in
+// the background after an acquire failed, and the lock expires at its TTL
+// anyway.
 func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string) {
-	keys := []any{key}
+	line, _ := lineKeys(key)
+	keys := []any{key, line}
+	channel := engine.ReleaseChannel(key)
 	if c != nil {
-		_, _ = t.evalScript(ctx, n, c, t.release, keys, token)
+		_, _ = t.evalScript(ctx, n, c, t.release, keys, token, channel)
 		return
 	}
 	ok, probe := n.br.admit()
@@ -235,7 +253,7 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 		return
 	}
 	release := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.release, keys, token))
+		return compareVote(t.evalScript(ctx, n, c, t.release, keys, token, channel))
 	}
 	if c, _ := t.call(ctx, n, probe, release); c != nil {
 		c.Close()

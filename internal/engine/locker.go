@@ -112,7 +112,8 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	if err != nil {
 		return nil, err
 	}
-	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL}, time.Now())
+	now := time.Now()
+	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
 }
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
@@ -134,7 +135,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		return nil, err
 	}
 	rkey := l.cfg.Prefix + key
-	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id}
+	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()}
 	w := l.lines.join(rkey, waiter)
 	defer l.leave(rkey, w)
 	select {

@@ -21,6 +21,9 @@ type Attempt struct {
 	// Waits is true for Lock's attempts and false for TryLock's: only
 	// callers that will wait join a line.
 	Waits bool
+	// Arrived is when the Lock (or TryLock) call began, the same for all
+	// its attempts: a technique may order its line of waiters by it.
+	Arrived time.Time
 	// Locker names the Locker that makes the attempt, for a technique
 	// that sends notices to the waiter's inbox,
 	// InboxChannel(Key, Locker) (see WithInboxNotices); "" otherwise.

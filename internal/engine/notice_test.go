@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// noLeaks checks, when t ends, that no goroutine outlived the test.
+// locktest.NoLeaks cannot be used here: locktest imports this package
+// (through internal/bench), so this internal test would form an import
+// cycle.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+}
+
+func TestParseNotice(t *testing.T) {
+	noLeaks(t)
+	tests := []struct {
+		name string
+		body string
+		want notice
+	}{
+		{name: "empty is for anyone", body: "", want: notice{}},
+		{name: "head names its waiter", body: "head:w", want: notice{target: "w"}},
+		{name: "head without a name is for anyone", body: "head:", want: notice{}},
+		{name: "grant", body: "grant:7:w", want: notice{target: "w", grant: true, fence: 7}},
+		{name: "grant to a waiter with a colon", body: "grant:7:a:b", want: notice{target: "a:b", grant: true, fence: 7}},
+		{name: "grant with a zero fence", body: "grant:0:w", want: notice{target: "w", grant: true, fence: 0}},
+		{name: "grant with a fence that is no number", body: "grant:x:w", want: notice{}},
+		{name: "grant without a waiter", body: "grant:7:", want: notice{}},
+		{name: "grant without a fence", body: "grant::w", want: notice{}},
+		{name: "grant with a negative fence", body: "grant:-1:w", want: notice{}},
+		{name: "grant without a separator", body: "grant:7", want: notice{}},
+		{name: "grant with an overflowing fence", body: "grant:18446744073709551616:w", want: notice{}},
+		{name: "unknown kind is for anyone", body: "unknown", want: notice{}},
+		{name: "kind is case-sensitive", body: "GRANT:7:w", want: notice{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseNotice(tt.body); got != tt.want {
+				t.Errorf("parseNotice(%q) = %+v, want %+v", tt.body, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLinesGrant: a grant reaches only the waiter it names, wherever that
+// waiter stands in the key's line; a grant for a name or key with no
+// waiter does nothing, and none blocks.
+func TestLinesGrant(t *testing.T) {
+	noLeaks(t)
+	type grant struct {
+		key, target string
+		fence       uint64
+	}
+	tests := []struct {
+		name   string
+		grants []grant
+		// the fences each waiter of line "k" receives: first (the head,
+		// named "a") and second ("b")
+		wantA, wantB []uint64
+	}{
+		{
+			name:   "second waiter",
+			grants: []grant{{key: "k", target: "b", fence: 7}},
+			wantB:  []uint64{7},
+		},
+		{
+			name:   "head",
+			grants: []grant{{key: "k", target: "a", fence: 3}},
+			wantA:  []uint64{3},
+		},
+		{
+			name:   "unknown waiter",
+			grants: []grant{{key: "k", target: "nobody", fence: 7}},
+		},
+		{
+			name:   "unknown key",
+			grants: []grant{{key: "other", target: "b", fence: 7}},
+		},
+		{
+			name:   "waiter name is matched whole",
+			grants: []grant{{key: "k", target: "b.1", fence: 7}, {key: "k", target: "", fence: 8}},
+		},
+		{
+			name:   "a second grant to a waiter that has not taken the first does not block",
+			grants: []grant{{key: "k", target: "b", fence: 7}, {key: "k", target: "b", fence: 8}},
+			wantB:  []uint64{7},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			a := q.join("k", "a")
+			b := q.join("k", "b")
+			for _, g := range tt.grants {
+				grantWithin(t, q, g.key, g.target, g.fence)
+			}
+			if got := drainGrants(a); !slices.Equal(got, tt.wantA) {
+				t.Errorf("grants to waiter a = %v, want %v", got, tt.wantA)
+			}
+			if got := drainGrants(b); !slices.Equal(got, tt.wantB) {
+				t.Errorf("grants to waiter b = %v, want %v", got, tt.wantB)
+			}
+			select {
+			case <-a.poke:
+				t.Errorf("waiter a was poked by a grant, want no poke")
+			case <-b.poke:
+				t.Errorf("waiter b was poked by a grant, want no poke")
+			default:
+			}
+			select {
+			case <-b.turn:
+				t.Errorf("waiter b got the turn from a grant, want a to stay the head")
+			default:
+			}
+		})
+	}
+}
+
+// TestLinesOnNoticeRoutesGrant: a "grant:" notice body reaches the waiter it
+// names through onNotice; a malformed one pokes the head instead.
+func TestLinesOnNoticeRoutesGrant(t *testing.T) {
+	noLeaks(t)
+	tests := []struct {
+		name         string
+		body         string
+		wantGrantB   []uint64
+		wantPokeHead bool
+	}{
+		{name: "grant", body: "grant:9:b", wantGrantB: []uint64{9}},
+		{name: "malformed grant pokes the head", body: "grant:x:b", wantPokeHead: true},
+		{name: "head notice for another waiter", body: "head:b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			a := q.join("k", "a")
+			b := q.join("k", "b")
+			q.onNotice("k", tt.body)
+			if got := drainGrants(b); !slices.Equal(got, tt.wantGrantB) {
+				t.Errorf("onNotice(%q): grants to waiter b = %v, want %v", tt.body, got, tt.wantGrantB)
+			}
+			if got := drainGrants(a); len(got) > 0 {
+				t.Errorf("onNotice(%q): grants to waiter a = %v, want none", tt.body, got)
+			}
+			poked := false
+			select {
+			case <-a.poke:
+				poked = true
+			default:
+			}
+			if poked != tt.wantPokeHead {
+				t.Errorf("onNotice(%q): head poked = %v, want %v", tt.body, poked, tt.wantPokeHead)
+			}
+		})
+	}
+}
+
+// grantWithin calls q.grant and fails the test when it does not return
+// within a second.
+func grantWithin(t *testing.T, q *lines, key, target string, fence uint64) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.grant(key, target, fence)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		t.Fatalf("grant(%q, %q, %d) did not return within 1s", key, target, fence)
+	}
+}
+
+// drainGrants returns the fences waiting on w's grant channel, without
+// blocking.
+func drainGrants(w *waiter) []uint64 {
+	var got []uint64
+	for {
+		select {
+		case f := <-w.grant:
+			got = append(got, f)
+		default:
+			return got
+		}
+	}
+}
