@@ -38,11 +38,17 @@ local function nowMs()
 	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A waiter joins once (its ticket never changes) and is seen at every
+-- attempt. The line's keys expire LineStale*4 after the last waiter
+-- joined: a line that outlives its waiters is garbage, and one that
+-- expires under waiters is rebuilt by their next attempts, in the same
+-- order, since the order is that of the tickets.
 local function join(now)
-	redis.call("ZADD", line, "NX", ticket, member)
-	redis.call("ZADD", seen, now, member)
-	redis.call("PEXPIRE", line, stale * 4)
-	redis.call("PEXPIRE", seen, stale * 4)
+	local new = redis.call("ZADD", seen, now, member)
+	if redis.call("ZADD", line, "NX", ticket, member) + new > 0 then
+		redis.call("PEXPIRE", line, stale * 4)
+		redis.call("PEXPIRE", seen, stale * 4)
+	end
 end
 
 -- Nobody waits: the plain SET NX PX (the uncontended path).

@@ -57,6 +57,9 @@ type tally struct {
 	// busy is the shortest remaining TTL among the nodes that refused an
 	// acquire because the key is held; 0 when none reported one.
 	busy time.Duration
+	// refusedBy marks, by node index, the nodes that voted no; nil until
+	// the first one.
+	refusedBy []bool
 }
 
 func newTally(n, quorum int) tally { return tally{n: n, quorum: quorum} }
@@ -79,6 +82,10 @@ func (t *tally) add(a answer) {
 		t.yes++
 	case voteNo:
 		t.refused++
+		if t.refusedBy == nil {
+			t.refusedBy = make([]bool, t.n)
+		}
+		t.refusedBy[a.node] = true
 		if a.remaining > 0 && (t.busy == 0 || a.remaining < t.busy) {
 			t.busy = a.remaining
 		}

@@ -107,7 +107,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
 	r.decide(false)
-	if a.Waits && tl.yes < len(t.nodes) {
+	if a.Waits {
 		t.leaveLines(ctx, a, &tl)
 	}
 	return engine.Grant{Fence: fence, Validity: validity}, nil
