@@ -10,21 +10,47 @@
 -- the client's clock: the same on every node, so every node orders the
 -- line alike), ARGV[6] how long, in ms, a waiter may go unseen before it
 -- is dropped from the line, ARGV[7] the waiter's line member
--- ("<locker>/<name>").
--- Replies {1, counter} when the lock is now ours on this node: it is set
--- with the TTL and the counter has been incremented to counter, in the same
--- step. Otherwise replies {0, pttl} when someone else holds it (-2: it is
--- free but kept for a waiter with an earlier ticket), and {2, pttl} when it
--- holds a token of our own Lock call (left by an earlier attempt, whose
--- release is on its way): pttl is what that lock has left in ms (-1: it
--- has no expiry).
+-- ("<locker>/<name>"), ARGV[8] the token of a lock to release first, or ""
+-- (a hand-over: Unlock passing its lock to a waiter of the same Locker),
+-- ARGV[9] the key's release-notice channel.
+-- Replies {1, counter, released} when the lock is now ours on this node:
+-- it is set with the TTL and the counter has been incremented to counter,
+-- in the same step. Otherwise replies {0, pttl, released} when someone else
+-- holds it (-2: it is free but kept for a waiter with an earlier ticket),
+-- and {2, pttl, released} when it holds a token of our own Lock call (left
+-- by an earlier attempt, whose release is on its way): pttl is what that
+-- lock has left in ms (-1: it has no expiry). released is 1 when the lock
+-- held ARGV[8] and was deleted first, else 0; a lock released so and not
+-- taken is announced as release.lua does.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
 local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local prev, channel = ARGV[8], ARGV[9]
+
+local released = 0
+if prev ~= "" and redis.call("GET", lock) == prev then
+	redis.call("DEL", lock)
+	released = 1
+end
+
+-- reply adds released to a reply, and announces a lock this step released
+-- but did not take to the head of the line.
+local function reply(status, n)
+	if released == 1 and status ~= 1 then
+		local head = redis.call("ZRANGE", line, 0, 0)[1]
+		if head then
+			local locker, waiter = string.match(head, "^([^/]*)/(.+)$")
+			if locker then
+				redis.call("PUBLISH", channel .. "/" .. locker, "head:" .. waiter)
+			end
+		end
+	end
+	return {status, n, released}
+end
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		return {1, redis.call("INCR", fence)}
+		return reply(1, redis.call("INCR", fence))
 	end
 	return nil
 end
@@ -58,17 +84,17 @@ if redis.call("EXISTS", line) == 0 then
 		return won
 	end
 	if ours(redis.call("GET", lock)) then
-		return {2, redis.call("PTTL", lock)}
+		return reply(2, redis.call("PTTL", lock))
 	end
 	if waits then
 		join(nowMs())
 	end
-	return {0, redis.call("PTTL", lock)}
+	return reply(0, redis.call("PTTL", lock))
 end
 
 local v = redis.call("GET", lock)
 if v and ours(v) then
-	return {2, redis.call("PTTL", lock)}
+	return reply(2, redis.call("PTTL", lock))
 end
 local now = nowMs()
 -- Drop waiters that stopped asking (gave up or died).
@@ -91,6 +117,6 @@ if waits then
 	join(now)
 end
 if v then
-	return {0, redis.call("PTTL", lock)}
+	return reply(0, redis.call("PTTL", lock))
 end
-return {0, -2}
+return reply(0, -2)

@@ -116,17 +116,23 @@ func (r *round) failAndUndo(tl *tally, wait bool) {
 // ctx.Err() or errValidity in the last two cases.
 func (t *technique) collect(ctx context.Context, r *round, giveUp <-chan time.Time) (tally, error) {
 	tl := newTally(len(t.nodes), t.s.quorum)
+	err := r.collectInto(ctx, &tl, giveUp)
+	return tl, err
+}
+
+// collectInto is collect adding to tl.
+func (r *round) collectInto(ctx context.Context, tl *tally, giveUp <-chan time.Time) error {
 	for !tl.won() && !tl.lost() {
 		select {
 		case a := <-r.answers:
 			tl.add(a)
 		case <-ctx.Done():
-			return tl, ctx.Err()
+			return ctx.Err()
 		case <-giveUp:
-			return tl, errValidity
+			return errValidity
 		}
 	}
-	return tl, nil
+	return nil
 }
 
 // settle reads more answers of a lost round until they tell whether

@@ -46,23 +46,22 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 }
 
 // leaveLines takes the winner of an acquire round (a, tallied in tl) out of
-// the lines of the nodes that refused it before the decision, where the
-// refusal queued it: left there, it would keep those nodes for itself until
-// it went stale. (A node that refuses after the decision keeps it queued
-// for at most LineStale.) The calls run in the background (see fanOut);
-// nobody waits for them.
+// the lines of the nodes that did not grant it the lock: those that
+// refused it queued it, and those that had not answered at the decision
+// may still refuse and queue it. Left there, it would keep those nodes for
+// itself until it went stale. The calls run in the background (see
+// fanOut); nobody waits for them.
 func (t *technique) leaveLines(ctx context.Context, a engine.Attempt, tl *tally) {
-	if tl.refusedBy == nil {
-		return
-	}
 	var buf [8]*node // no allocation up to 8 nodes
-	refusers := buf[:0]
+	others := buf[:0]
 	for i, n := range t.nodes {
-		if tl.refusedBy[i] {
-			refusers = append(refusers, n)
+		if tl.granted == nil || !tl.granted[i] {
+			others = append(others, n)
 		}
 	}
-	t.leave(ctx, refusers, a).decide(false)
+	if len(others) > 0 {
+		t.leave(ctx, others, a).decide(false)
+	}
 }
 
 // leave starts the round that takes a's waiter out of nodes' lines.

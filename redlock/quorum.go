@@ -38,7 +38,20 @@ type answer struct {
 	// remaining is, for an acquire's no, how long the holder's lock has
 	// left on the node (PTTL); 0 when unknown or the key has no expiry.
 	remaining time.Duration
+	// prev is, for an acquire that also released an earlier holder's lock
+	// (a hand-over, see Pass), whether the node deleted that lock.
+	prev prevState
 }
+
+// prevState is what a node's answer says of the earlier holder's lock in a
+// hand-over.
+type prevState int8
+
+const (
+	prevUnknown prevState = iota // no usable answer, or not a hand-over
+	prevDeleted                  // the node held it and deleted it
+	prevAbsent                   // the node did not hold it
+)
 
 // tally counts the answers of one round against the quorum.
 type tally struct {
@@ -57,14 +70,20 @@ type tally struct {
 	// busy is the shortest remaining TTL among the nodes that refused an
 	// acquire because the key is held; 0 when none reported one.
 	busy time.Duration
-	// refusedBy marks, by node index, the nodes that voted no; nil until
-	// the first one.
-	refusedBy []bool
+	// handed and notHanded count, for a hand-over, the nodes that deleted
+	// the earlier holder's lock and those that did not hold it.
+	handed, notHanded int
 }
 
 func newTally(n, quorum int) tally { return tally{n: n, quorum: quorum} }
 
 func (t *tally) add(a answer) {
+	switch a.prev {
+	case prevDeleted:
+		t.handed++
+	case prevAbsent:
+		t.notHanded++
+	}
 	if a.vote == voteYes || a.vote == voteExcluded {
 		if t.granted == nil {
 			t.granted = make([]bool, t.n)
@@ -82,10 +101,6 @@ func (t *tally) add(a answer) {
 		t.yes++
 	case voteNo:
 		t.refused++
-		if t.refusedBy == nil {
-			t.refusedBy = make([]bool, t.n)
-		}
-		t.refusedBy[a.node] = true
 		if a.remaining > 0 && (t.busy == 0 || a.remaining < t.busy) {
 			t.busy = a.remaining
 		}

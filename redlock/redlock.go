@@ -41,13 +41,13 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
 	}
 	t := &technique{
-		s:       s,
-		acquire: redis.NewScript(4, acquireSource),
-		raise:   redis.NewScript(2, raiseSource),
-		release: redis.NewScript(2, releaseSource),
-		abandon: redis.NewScript(2, abandonSource),
-		extend:  scripts.ComparePExpire(),
-		clock:   clock{origin: time.Now()},
+		s:             s,
+		acquireScript: redis.NewScript(4, acquireSource),
+		raise:         redis.NewScript(2, raiseSource),
+		release:       redis.NewScript(2, releaseSource),
+		abandon:       redis.NewScript(2, abandonSource),
+		extend:        scripts.ComparePExpire(),
+		clock:         clock{origin: time.Now()},
 	}
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {

@@ -19,7 +19,7 @@ import (
 type technique struct {
 	nodes   []*node
 	s       settings
-	acquire *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
+	acquireScript *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
 	raise   *redis.Script // raise.lua: the fencing write-back
 	release *redis.Script // release.lua: compare-and-delete, notice to the line's head
 	abandon *redis.Script // abandon.lua: a waiter leaves the line
@@ -40,8 +40,17 @@ type technique struct {
 // *engine.BusyError giving the shortest remaining TTL the refusing nodes
 // reported.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+	g, _, err := t.acquire(ctx, a, "")
+	return g, err
+}
+
+// acquire is Acquire, with every node releasing the lock held with token
+// prev first when prev is not empty (see Pass). It also returns the round
+// and its tally (nil when no round was sent), whose answers tell where prev
+// was released.
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Grant, *handing, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
+		return engine.Grant{}, nil, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
 	}
 	start := time.Now()
 	t.noteTTL(a.TTL)
@@ -55,14 +64,17 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		waits = "1"
 	}
 	ticket, member := a.Arrived.UnixMicro(), a.Locker+"/"+a.Waiter
+	channel := engine.ReleaseChannel(a.Key)
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
-		reply, err := t.evalScript(ctx, n, c, t.acquire, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member)
+		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel)
 		return t.acquireVote(n, reply, err)
 	}
 	undo := func(ctx context.Context, n *node, c redis.Conn) {
 		t.releaseOn(ctx, n, c, a.Key, a.Token)
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
+	tl := newTally(len(t.nodes), t.s.quorum)
+	hd := &handing{r: r, tl: &tl}
 
 	var giveUp <-chan time.Time
 	if t.s.nodeTimeout >= budget {
@@ -72,7 +84,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		defer timer.Stop()
 		giveUp = timer.C
 	}
-	tl, cause := t.collect(ctx, r, giveUp)
+	cause := r.collectInto(ctx, &tl, giveUp)
 	validity := a.TTL - time.Since(start) - drift
 	if cause == nil && tl.won() && validity <= 0 {
 		cause = errValidity
@@ -82,7 +94,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		fence, cause = t.fence(ctx, a, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Grant{}, cause
+			return engine.Grant{}, hd, cause
 		}
 		validity = a.TTL - time.Since(start) - drift
 		if cause == nil && validity <= 0 {
@@ -104,13 +116,13 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		if wait > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: wait}
 		}
-		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
+		return engine.Grant{}, hd, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
 	r.decide(false)
 	if a.Waits {
 		t.leaveLines(ctx, a, &tl)
 	}
-	return engine.Grant{Fence: fence, Validity: validity}, nil
+	return engine.Grant{Fence: fence, Validity: validity}, hd, nil
 }
 
 // acquireVote turns an acquire script's reply into a vote, applying the
@@ -120,7 +132,7 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 		// The SET may have run before the failure: release it if the round fails.
 		return answer{vote: voteFailed, err: err, mayHold: true}
 	}
-	v, ok := twoInts(reply)
+	v, ok := threeInts(reply)
 	if !ok {
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
@@ -139,21 +151,29 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 				remaining = t.s.nodeTimeout
 			}
 		}
-		return answer{vote: voteNo, remaining: remaining}
+		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2])}
 	default:
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
 	if t.s.guard && n.excluded(t.clock.now()) {
-		return answer{vote: voteExcluded, err: errRestarted, mayHold: true}
+		return answer{vote: voteExcluded, err: errRestarted, mayHold: true, prev: prevOf(v[2])}
 	}
-	return answer{vote: voteYes, mayHold: true, counter: v[1]}
+	return answer{vote: voteYes, mayHold: true, counter: v[1], prev: prevOf(v[2])}
 }
 
-// twoInts reads a reply of two integers without allocating more.
-func twoInts(reply any) ([2]int64, bool) {
-	var out [2]int64
+// prevOf reads the acquire script's "released" flag.
+func prevOf(released int64) prevState {
+	if released == 1 {
+		return prevDeleted
+	}
+	return prevAbsent
+}
+
+// threeInts reads a reply of three integers without allocating more.
+func threeInts(reply any) ([3]int64, bool) {
+	var out [3]int64
 	v, ok := reply.([]any)
-	if !ok || len(v) != 2 {
+	if !ok || len(v) != len(out) {
 		return out, false
 	}
 	for i, x := range v {

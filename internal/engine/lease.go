@@ -126,10 +126,51 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	s.mu.Lock()
 	s.spent = true
 	s.mu.Unlock()
+	if p, ok := s.l.tech.(Passer); ok {
+		if w, next := s.l.lines.nextAttempt(s.rkey); w != nil {
+			return s.pass(ctx, p, h, w, next)
+		}
+	}
 	err := s.l.tech.Release(ctx, h)
 	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
 	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
+	}
+	return nil
+}
+
+// pass releases the lock and makes the attempt next for w, a waiter of
+// this Locker for the same key, in one step (see Passer). A lock taken for
+// w is handed to it; if w gave up meanwhile, the lock is released again.
+// When the attempt fails, w is told to try on its own.
+func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Attempt) error {
+	if s.l.cfg.Token != nil {
+		tok, err := s.l.token()
+		if err != nil {
+			return err
+		}
+		next.Token = tok
+	}
+	start := time.Now()
+	g, acquired, released := p.Pass(ctx, h, next)
+	if acquired == nil {
+		ho := handoff{value: g.Value, fence: g.Fence, start: start, valid: g.Validity, local: true}
+		if ho.value == "" {
+			ho.value = next.Token
+		}
+		if ho.valid == 0 {
+			ho.valid = next.TTL
+		}
+		if !s.l.lines.give(s.rkey, w, ho) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+			defer cancel()
+			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence, Channel: h.Channel})
+		}
+	} else {
+		s.l.lines.poke(s.rkey, "")
+	}
+	if released != nil {
+		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, released)
 	}
 	return nil
 }

@@ -125,8 +125,10 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 // notice arrives (a local Unlock, or a pub/sub notice where the technique
 // publishes one), when the Retry policy's wait ends, or, where the technique
 // reports the holder's remaining TTL, when that runs out, whichever comes
-// first.
-func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+// first. It returns without another attempt when the lock is handed to it:
+// by a release in Redis (a "grant:" notice), or by a local Unlock that
+// passed the lock on (Passer).
+func (l *Locker) Lock(ctx context.Context, key string) (_ strategy.Lease, err error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
@@ -136,8 +138,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	}
 	rkey := l.cfg.Prefix + key
 	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()}
-	w := l.lines.join(rkey, waiter)
-	defer l.leave(rkey, w)
+	w := l.lines.join(rkey, waiter, a)
+	defer func() {
+		l.leave(rkey, w)
+		if err != nil {
+			l.unclaimed(ctx, rkey, w)
+		}
+	}()
 	select {
 	case <-w.turn:
 	case <-ctx.Done():
@@ -158,9 +165,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	var refusedAt time.Time // when the last refused attempt was sent
 	for attempt := 1; ; attempt++ {
 		select {
-		case fence := <-w.grant:
-			queued = false // the release took us out of its line
-			return l.handed(ctx, key, a, refusedAt, fence)
+		case h := <-w.grant:
+			queued = false // the hand-off took us out of the line
+			return l.handed(ctx, key, a, refusedAt, h)
 		default:
 		}
 		select { // a poke from before this attempt is stale
@@ -218,9 +225,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 		case <-timer.C:
 		case <-w.poke:
 			timer.Stop() // Go 1.23+: no stale tick survives Stop, Reset is safe
-		case fence := <-w.grant:
-			queued = false // the release took us out of its line
-			return l.handed(ctx, key, a, refusedAt, fence)
+		case h := <-w.grant:
+			queued = false // the hand-off took us out of the line
+			return l.handed(ctx, key, a, refusedAt, h)
 		case <-ctx.Done():
 			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
 		}
@@ -292,15 +299,38 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 	return newLease(l, key, a.Key, a.Token, start, g), nil
 }
 
-// handed wraps in a Lease a lock that a release handed to the waiter a
-// (a "grant:" notice): the key holds a.Waiter as its owner token. The
-// hand-off came after the attempt sent at refusedAt was refused (that
-// attempt found the lock not ours), so the validity is counted from then.
-func (l *Locker) handed(ctx context.Context, key string, a Attempt, refusedAt time.Time, fence uint64) (strategy.Lease, error) {
+// handed wraps in a Lease a lock handed to the waiter a. A lock handed by
+// a release in Redis (a "grant:" notice) holds a.Waiter; the hand-off came
+// after the attempt sent at refusedAt was refused (that attempt found the
+// lock not ours), so the validity is counted from then. A lock passed by a
+// local Unlock comes with its own start and validity.
+func (l *Locker) handed(ctx context.Context, key string, a Attempt, refusedAt time.Time, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, err
 	}
-	return newLease(l, key, a.Key, a.Waiter, refusedAt, Grant{Fence: fence}), nil
+	start := h.start
+	if start.IsZero() {
+		start = refusedAt
+	}
+	return newLease(l, key, a.Key, h.value, start, Grant{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
+}
+
+// unclaimed releases a lock that a local Unlock passed to w (see Passer)
+// after w's Lock had already given up, on a fresh context bounded by
+// abandonTimeout. A failure is left alone: the lock expires at its TTL.
+// (A lock handed by a release in Redis is the technique's to pass on, in
+// Abandon.) w has left its line, so nothing more can be passed to it.
+func (l *Locker) unclaimed(ctx context.Context, rkey string, w *waiter) {
+	select {
+	case h := <-w.grant:
+		if !h.local {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+		defer cancel()
+		_ = l.tech.Release(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence, Channel: ReleaseChannel(rkey)})
+	default:
+	}
 }
 
 // abandonTimeout bounds the clean-up a Lock makes when it gives up.

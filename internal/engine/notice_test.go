@@ -95,8 +95,8 @@ func TestLinesGrant(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			a := q.join("k", "a")
-			b := q.join("k", "b")
+			a := q.join("k", "a", Attempt{})
+			b := q.join("k", "b", Attempt{})
 			for _, g := range tt.grants {
 				grantWithin(t, q, g.key, g.target, g.fence)
 			}
@@ -139,8 +139,8 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			a := q.join("k", "a")
-			b := q.join("k", "b")
+			a := q.join("k", "a", Attempt{})
+			b := q.join("k", "b", Attempt{})
 			q.onNotice("k", tt.body)
 			if got := drainGrants(b); !slices.Equal(got, tt.wantGrantB) {
 				t.Errorf("onNotice(%q): grants to waiter b = %v, want %v", tt.body, got, tt.wantGrantB)
@@ -184,7 +184,7 @@ func drainGrants(w *waiter) []uint64 {
 	for {
 		select {
 		case f := <-w.grant:
-			got = append(got, f)
+			got = append(got, f.fence)
 		default:
 			return got
 		}

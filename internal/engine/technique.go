@@ -57,6 +57,17 @@ type Abandoner interface {
 	Abandon(ctx context.Context, a Attempt)
 }
 
+// Passer is implemented by techniques that can release a lock and make an
+// acquire attempt for another waiter in the same step on each node: Unlock
+// uses it when a goroutine of the same Locker waits for the key, which
+// hands that waiter the lock one round trip sooner.
+type Passer interface {
+	// Pass releases the lock h holds and makes the attempt next. It
+	// returns next's grant and attempt error as Acquire does, and the
+	// release's outcome as Release does.
+	Pass(ctx context.Context, h Held, next Attempt) (g Grant, acquired, released error)
+}
+
 // channelPrefix starts every release-notice channel.
 const channelPrefix = "lockzoo:released:"
 

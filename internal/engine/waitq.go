@@ -2,7 +2,10 @@ package engine
 
 import (
 	"hash/maphash"
+	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // lines keeps, per Redis key, the FIFO line of this Locker's goroutines
@@ -42,13 +45,29 @@ type waiter struct {
 	token string        // names the waiter in release notices
 	turn  chan struct{} // closed when the waiter becomes the head
 	poke  chan struct{} // capacity 1: "try again now"
-	grant chan uint64   // capacity 1: "the lock is yours", with its fence
+	grant chan handoff  // capacity 1: "the lock is yours"
+	// next is the waiter's attempt for a Passer's Unlock to make, with
+	// Token empty; passes counts those attempts (guarded by the shard's
+	// lock).
+	next   Attempt
+	passes int
+}
+
+// handoff is a lock handed to a waiter: by a release in Redis (a "grant:"
+// notice: the lock holds the waiter's name, and start is zero), or by an
+// Unlock of the same Locker that passed the lock on (Passer).
+type handoff struct {
+	value string    // the owner token the key holds
+	fence uint64    // its fencing token
+	start time.Time // the validity is counted from here; zero: from the last refused attempt
+	valid time.Duration
+	local bool // passed by an Unlock of this Locker
 }
 
 // join appends a waiter for key; it is the head at once if the line was
 // empty.
-func (q *lines) join(key, token string) *waiter {
-	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1), grant: make(chan uint64, 1)}
+func (q *lines) join(key, token string, next Attempt) *waiter {
+	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1), grant: make(chan handoff, 1), next: next}
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -140,9 +159,45 @@ func (q *lines) grant(key, target string, fence uint64) {
 			continue
 		}
 		select {
-		case w.grant <- fence:
+		case w.grant <- handoff{value: target, fence: fence}:
 		default:
 		}
 		return
+	}
+}
+
+// nextAttempt returns the head of key's line and an attempt for it, with a
+// token of its own (Token returns a fresh one when a Config.Token is set,
+// else "" to mean waiter + ".p" + a number), or nil when nobody waits.
+func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
+	if ln == nil || len(ln.waiters) == 0 {
+		return nil, Attempt{}
+	}
+	w := ln.waiters[0]
+	w.passes++
+	a := w.next
+	a.Token = w.token + ".p" + strconv.Itoa(w.passes)
+	return w, a
+}
+
+// give hands h to w if w is still in key's line and has no hand-off
+// pending, and reports whether it did.
+func (q *lines) give(key string, w *waiter, h handoff) bool {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
+	if ln == nil || !slices.Contains(ln.waiters, w) {
+		return false
+	}
+	select {
+	case w.grant <- h:
+		return true
+	default:
+		return false
 	}
 }
