@@ -17,16 +17,16 @@ import (
 // technique holds redlock's Redis commands and its per-node state. The
 // engine calls it concurrently.
 type technique struct {
-	nodes   []*node
-	s       settings
+	nodes         []*node
+	s             settings
 	acquireScript *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
-	raise   *redis.Script // raise.lua: the fencing write-back
-	release *redis.Script // release.lua: compare-and-delete, notice to the line's head
-	abandon *redis.Script // abandon.lua: a waiter leaves the line
-	extend  *redis.Script
-	clock   clock
-	maxTTL  atomic.Int64 // the longest TTL asked for, in ns (restart guard)
-	bg      tracker      // background node goroutines (Locker.Wait)
+	raise         *redis.Script // raise.lua: the fencing write-back
+	release       *redis.Script // release.lua: compare-and-delete, notice to the line's head
+	abandon       *redis.Script // abandon.lua: a waiter leaves the line
+	extend        *redis.Script
+	clock         clock
+	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
+	bg            tracker      // background node goroutines (Locker.Wait)
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
