@@ -17,28 +17,42 @@
 //     command, so a client that dies right after acquiring still leaves a
 //     lock that expires.
 //  2. Waiting, fairly: when the lock is held, a caller in Lock joins the
-//     key's line in Redis (a sorted set by arrival time) and the script
-//     returns the holder's PTTL (ErrNotAcquired). While anyone waits, a
-//     free lock goes only to the waiter at the head of the line, so a client
-//     that releases and at once locks again queues behind the others instead
-//     of taking the lock back. A waiter that stops asking for LineStale
-//     (it gave up and Abandon failed, or it died) is dropped from the line.
-//     TryLock never joins the line and fails while others wait.
-//  3. Lock repeats step 1 until it succeeds or ctx ends. This Locker's
-//     goroutines waiting for one key queue locally in FIFO order and only
-//     the first contends in Redis; it retries when a release notice names it
-//     (received on one pub/sub connection per Locker), when a local Unlock
+//     key's line in Redis (a sorted set by arrival time; the member names
+//     the waiter, its TTL and its Locker) and the script returns the
+//     holder's PTTL (ErrNotAcquired). While anyone waits, a free lock goes
+//     only to the waiter at the head of the line, so a client that releases
+//     and at once locks again queues behind the others instead of taking
+//     the lock back. A waiter that stops asking for LineStale (it gave up
+//     and Abandon failed, or it died) is dropped from the line; a live one
+//     attempts at least every LineStale/2 whatever its Retry policy, to
+//     keep its place. TryLock never joins the line and fails while others
+//     wait.
+//  3. Lock repeats step 1 until it succeeds, the lock is handed to it
+//     (step 4), or ctx ends. This Locker's goroutines waiting for one key
+//     queue locally in FIFO order and only the first contends in Redis; it
+//     retries when a release notice names it (received on one pub/sub
+//     connection per Locker, on the Locker's own inbox channel for the key,
+//     so a release wakes only the Locker it concerns), when a local Unlock
 //     frees the key, when the holder's reported TTL runs out, or when
 //     Config.Retry's wait ends (jittered waits from 250 µs growing to 4 ms
 //     by default), whichever comes first.
-//  4. Release: one script, if GET key == token then DEL key and PUBLISH, on
-//     lockzoo:released:<prefix><key>, the token of the waiter at the head of
-//     the line. Redis runs a script atomically, so no other client can take
-//     the lock between the compare and the delete; a lock that expired and
-//     was taken by someone else is left alone and Unlock returns ErrNotHeld.
+//  4. Release: one script. If GET key == token, the lock goes on at once:
+//     when the head of the line made an attempt within HandOffRecent, the
+//     script sets the key to that waiter's name with the waiter's TTL,
+//     INCRs the fencing counter, takes the waiter out of the line and
+//     publishes "grant:<fence>:<waiter>" to the waiter's Locker, whose Lock
+//     returns without another round trip (its validity counted from its
+//     last refused attempt, which came before the hand-off). Otherwise the
+//     script deletes the key and publishes "head:<waiter>", and that waiter
+//     tries at once. Redis runs a script atomically, so no other client can
+//     take the lock between the compare and the delete or hand-off; a lock
+//     that expired and was taken by someone else is left alone and Unlock
+//     returns ErrNotHeld. A notice that is lost costs only time: the
+//     waiter's next attempt finds the lock set to its name and takes it.
 //  5. Extend: one script, if GET key == token then PEXPIRE key ttl.
 //
-// Each operation is one round trip. Scripts run with EVALSHA, falling back
+// Each operation is one round trip, and a hand-off under contention is one
+// round trip plus the notice's delivery. Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
 // Fencing tokens strictly increase across successive holders of a key as
@@ -57,5 +71,11 @@
 // lock's safety also ends at its TTL: a holder paused (GC, swap) past
 // Deadline can still act on the protected resource unless that resource
 // checks the fencing token. A waiter at the head of the line that dies holds
-// the free lock back from the others for up to LineStale.
+// the free lock back from the others for up to LineStale. Worse, a waiter
+// that dies within HandOffRecent before a release can be handed the lock
+// and keeps it, like a holder that dies, until its TTL runs out (a waiter
+// whose Lock gives up passes a lock handed to it on, in Abandon). The line
+// and notices use the keys lockzoo:line:*, lockzoo:seen:* and the channels
+// lockzoo:released:*, which nothing else may write to: a forged "grant:"
+// notice would make a waiter believe it holds the lock.
 package luarelease

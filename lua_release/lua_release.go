@@ -63,9 +63,11 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 }
 
 // Lock acquires key, retrying under Config.Retry until it succeeds or ctx
-// ends. With a context that never ends it waits like sync.Mutex.Lock. When
-// it gives up the error wraps strategy.ErrNotAcquired, ctx.Err() and the last
-// Redis failure, if there was one.
+// ends, waiting in the key's line in Redis; a release may hand the lock
+// straight to it (see the package documentation). With a context that
+// never ends it waits like sync.Mutex.Lock. When it gives up the error
+// wraps strategy.ErrNotAcquired, ctx.Err() and the last Redis failure, if
+// there was one.
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
 }

@@ -51,20 +51,49 @@
 //  6. Lock retries after a random delay (Config.Retry, jittered by default)
 //     so that clients that split the votes do not collide again; it also
 //     retries at once when a release notice arrives, and no later than the
-//     BusyError's remaining TTL. Waiters listen for notices on every node
-//     (engine.WithNotices over all the pools: one subscription connection
-//     per node per Locker while any of its Lock calls waits), and any
-//     node's notice wakes them; the timer stays the fallback, since a
-//     notice can be lost.
+//     BusyError's remaining TTL or LineStale/2. Waiters listen for notices
+//     on every node (engine.WithInboxNotices over all the pools: one
+//     subscription connection per node per Locker while any of its Lock
+//     calls waits, on the Locker's own inbox channel for the key); the
+//     timer stays the fallback, since a notice can be lost.
 //  7. Unlock runs the compare-and-delete script on every node, which
-//     publishes the release notice on the node in the same step as the
-//     delete, and returns once Q nodes deleted the lock. When nodes fail it
-//     still returns nil if at least one node deleted it and fewer than Q
-//     nodes may still hold the token (the others said "not ours"): the lock
-//     is released. Extend runs compare-and-PEXPIRE on every node, needs Q
-//     nodes that still hold our token and recomputes the validity from the
-//     start of the call. Either returns ErrNotHeld when more than N-Q nodes
-//     said the lock was not ours. The fence does not change.
+//     publishes a release notice to the head of the node's line in the same
+//     step as the delete, and returns once Q nodes deleted the lock. When
+//     nodes fail it still returns nil if at least one node deleted it and
+//     fewer than Q nodes may still hold the token (the others said "not
+//     ours"): the lock is released. When a goroutine of the same Locker
+//     waits for the key, Unlock instead passes the lock on in one round
+//     (see "Waiting in line"). Extend runs compare-and-PEXPIRE on every
+//     node, needs Q nodes that still hold our token and recomputes the
+//     validity from the start of the call. Either returns ErrNotHeld when
+//     more than N-Q nodes said the lock was not ours. The fence does not
+//     change.
+//
+// # Waiting in line
+//
+// Every node keeps a line of the Lock calls its acquire script refused (a
+// sorted set, lockzoo:line:<prefix><key>) ordered by the call's ticket:
+// the time the Lock call began on its client's clock, in µs, the same in
+// every attempt and on every node, so all nodes order the waiters alike.
+// While anyone waits, a node gives a free lock only to the waiter with the
+// earliest ticket (or to an attempt whose ticket is earlier still), so the
+// nodes' votes agree instead of splitting between waiters, and a client
+// that releases and locks again queues behind the others. A waiter unseen
+// for LineStale is dropped; a live one attempts at least every LineStale/2
+// to keep its place. A winner leaves the lines of the nodes that did not
+// vote for it, and a Lock that gives up leaves every line (Abandon). A
+// release notifies only the Locker of the head of the node's line.
+//
+// Unlock with a waiter of the same Locker in line hands the lock over in
+// one round instead of two: the waiter's attempt goes out with the
+// releasing token, and each node's acquire script deletes the old holder's
+// key (only if it still holds that token) before it decides the attempt,
+// in the same atomic step. The attempt is an ordinary one (a quorum, the
+// fence, the validity counted from before the round), so the fencing
+// argument below applies unchanged; a node that deleted the old key but
+// gave the lock to an earlier waiter of another client announces the
+// release to that waiter's Locker. Unlock's result counts the nodes that
+// deleted the old key.
 //
 // Answers that arrive after a decision are finished in the background;
 // Locker.Wait waits for them.
@@ -233,6 +262,9 @@
 //     the fence relies on the nodes keeping their counters (see "Fencing
 //     tokens").
 //   - A pool listed twice votes twice. Nodes must be independent masters.
+//   - The line orders waiters by their clients' clocks: a client whose
+//     clock runs behind is served before waiters that came earlier. This
+//     affects fairness only, never mutual exclusion.
 //   - Every lock name ever used leaves a small fencing counter on every
 //     node, which never expires (as with lua_release).
 //   - A frozen node still runs the commands sent to it when it resumes, after

@@ -95,19 +95,24 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 }
 
 // Lock acquires key, retrying after jittered waits (Config.Retry) until it
-// succeeds or ctx ends. A waiter also retries at once when a release notice
-// arrives from any node (it listens on every node, one subscription
-// connection per node for the whole Locker), and no later than the
-// holder's remaining TTL. When it gives up the error wraps
-// strategy.ErrNotAcquired, ctx.Err() and the last failure, if there was one.
+// succeeds or ctx ends. It waits in each node's line of waiters, served in
+// the order the Lock calls began (see "Waiting in line" in the package
+// documentation). A waiter also retries at once when a release notice
+// naming it arrives from any node (it listens on every node, one
+// subscription connection per node for the whole Locker), and no later
+// than the holder's remaining TTL or LineStale/2. When it gives up the
+// error wraps strategy.ErrNotAcquired, ctx.Err() and the last failure, if
+// there was one.
 //
 // The returned Lease's Unlock returns nil once a quorum deleted the lock, or
 // once every node answered and the lock is released all the same (a node
 // deleted it and too few nodes may still hold it to form a quorum); it
 // returns an error wrapping strategy.ErrNotHeld when more than N-Quorum
-// nodes said the lock was not ours. Its Extend needs a quorum of nodes that
-// still hold the lock and moves Deadline to the new validity, else it
-// returns an error wrapping strategy.ErrNotHeld when the lock was lost.
+// nodes said the lock was not ours. When a goroutine of the same Locker
+// waits for the key, Unlock hands the lock to it in the same round. Its
+// Extend needs a quorum of nodes that still hold the lock and moves
+// Deadline to the new validity, else it returns an error wrapping
+// strategy.ErrNotHeld when the lock was lost.
 // Otherwise both return the nodes' failures, which match neither sentinel.
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
