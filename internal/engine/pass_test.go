@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestLinesNextAttempt: nextAttempt returns the head of the key's line and
+// the attempt the head joined with, under a token of its own: the head's
+// name + ".p" + how many attempts were made for it, counted per waiter. An
+// empty or unknown line returns nil.
+func TestLinesNextAttempt(t *testing.T) {
+	noLeaks(t)
+	arrived := time.Unix(1700000000, 0)
+	attemptOf := func(waiter string) Attempt {
+		return Attempt{Key: "k", TTL: time.Minute, Waiter: waiter, Waits: true, Arrived: arrived, Locker: "L"}
+	}
+	type call struct {
+		key        string
+		wantWaiter string // "" for nil
+		wantToken  string
+	}
+	tests := []struct {
+		name    string
+		waiters []string // joined to line "k" in this order
+		leave   []string // then these leave
+		calls   []call
+	}{
+		{
+			name:  "empty line",
+			calls: []call{{key: "k"}, {key: "k"}},
+		},
+		{
+			name:    "unknown key",
+			waiters: []string{"a"},
+			calls:   []call{{key: "other"}},
+		},
+		{
+			name:    "line emptied",
+			waiters: []string{"a"},
+			leave:   []string{"a"},
+			calls:   []call{{key: "k"}},
+		},
+		{
+			name:    "successive calls number the head's attempts",
+			waiters: []string{"a"},
+			calls: []call{
+				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p3"},
+			},
+		},
+		{
+			name:    "only the head is named",
+			waiters: []string{"a", "b"},
+			calls: []call{
+				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
+			},
+		},
+		{
+			name:    "the next head counts from one",
+			waiters: []string{"a", "b"},
+			leave:   []string{"a"},
+			calls: []call{
+				{key: "k", wantWaiter: "b", wantToken: "b.p1"},
+				{key: "k", wantWaiter: "b", wantToken: "b.p2"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			joined := map[string]*waiter{}
+			for _, name := range tt.waiters {
+				joined[name] = q.join("k", name, attemptOf(name))
+			}
+			for _, name := range tt.leave {
+				q.leave("k", joined[name])
+			}
+			for i, c := range tt.calls {
+				w, a := q.nextAttempt(c.key)
+				if c.wantWaiter == "" {
+					if w != nil {
+						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.token)
+					}
+					if a != (Attempt{}) {
+						t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want the zero Attempt", i, c.key, a)
+					}
+					continue
+				}
+				if w == nil {
+					t.Fatalf("call %d: nextAttempt(%q) = nil, want waiter %q", i, c.key, c.wantWaiter)
+				}
+				if w != joined[c.wantWaiter] {
+					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.token, c.wantWaiter)
+				}
+				want := attemptOf(c.wantWaiter)
+				want.Token = c.wantToken
+				if a != want {
+					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
+				}
+				if w.next.Token != "" {
+					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.token, w.next.Token)
+				}
+			}
+			for name, w := range joined {
+				select {
+				case <-w.poke:
+					t.Errorf("waiter %q was poked by nextAttempt, want no poke", name)
+				default:
+				}
+				select {
+				case h := <-w.grant:
+					t.Errorf("waiter %q got hand-off %+v from nextAttempt, want none", name, h)
+				default:
+				}
+			}
+		})
+	}
+}
+
+// TestLinesGive: give hands the lock to a waiter that is still in the
+// key's line, head or not, and reports true; it reports false, without
+// blocking, for a waiter that left, a waiter of another key, or a waiter
+// whose grant channel already holds a hand-off (which it keeps).
+func TestLinesGive(t *testing.T) {
+	noLeaks(t)
+	start := time.Unix(1700000000, 0)
+	first := handoff{value: "b.p1", fence: 7, start: start, valid: time.Second, local: true}
+	second := handoff{value: "b.p2", fence: 8, start: start.Add(time.Second), valid: time.Second, local: true}
+	type give struct {
+		key  string
+		to   string // "a" or "b", of line "k", or "c", of line "other"
+		h    handoff
+		want bool
+	}
+	tests := []struct {
+		name  string
+		leave []string // waiters that leave their line before the gives
+		gives []give
+		// the hand-offs each waiter finds on its grant channel afterwards
+		wantA, wantB []handoff
+	}{
+		{
+			name:  "head",
+			gives: []give{{key: "k", to: "a", h: first, want: true}},
+			wantA: []handoff{first},
+		},
+		{
+			name:  "waiter behind the head",
+			gives: []give{{key: "k", to: "b", h: first, want: true}},
+			wantB: []handoff{first},
+		},
+		{
+			name:  "waiter that left",
+			leave: []string{"b"},
+			gives: []give{{key: "k", to: "b", h: first, want: false}},
+		},
+		{
+			name:  "head that left, the line still waiting",
+			leave: []string{"a"},
+			gives: []give{{key: "k", to: "a", h: first, want: false}},
+		},
+		{
+			name:  "line emptied",
+			leave: []string{"a", "b"},
+			gives: []give{{key: "k", to: "b", h: first, want: false}},
+		},
+		{
+			name:  "waiter of another key",
+			gives: []give{{key: "k", to: "c", h: first, want: false}},
+		},
+		{
+			name:  "key of another line",
+			gives: []give{{key: "other", to: "b", h: first, want: false}},
+		},
+		{
+			name: "grant channel full",
+			gives: []give{
+				{key: "k", to: "b", h: first, want: true},
+				{key: "k", to: "b", h: second, want: false},
+			},
+			wantB: []handoff{first},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			ws := map[string]*waiter{
+				"a": q.join("k", "a", Attempt{Key: "k", Waiter: "a"}),
+				"b": q.join("k", "b", Attempt{Key: "k", Waiter: "b"}),
+				"c": q.join("other", "c", Attempt{Key: "other", Waiter: "c"}),
+			}
+			for _, name := range tt.leave {
+				q.leave(ws[name].next.Key, ws[name])
+			}
+			for i, g := range tt.gives {
+				if got := giveWithin(t, q, g.key, ws[g.to], g.h); got != g.want {
+					t.Errorf("give %d: give(%q, %s, %+v) = %v, want %v", i, g.key, g.to, g.h, got, g.want)
+				}
+			}
+			if got := drainHandoffs(ws["a"]); !slices.Equal(got, tt.wantA) {
+				t.Errorf("hand-offs to waiter a = %+v, want %+v", got, tt.wantA)
+			}
+			if got := drainHandoffs(ws["b"]); !slices.Equal(got, tt.wantB) {
+				t.Errorf("hand-offs to waiter b = %+v, want %+v", got, tt.wantB)
+			}
+			if got := drainHandoffs(ws["c"]); len(got) > 0 {
+				t.Errorf("hand-offs to waiter c = %+v, want none", got)
+			}
+			for name, w := range ws {
+				select {
+				case <-w.poke:
+					t.Errorf("waiter %s was poked by give, want no poke", name)
+				default:
+				}
+			}
+		})
+	}
+}
+
+// TestLinesGiveAfterNextAttempt: the sequence Unlock makes. The waiter
+// nextAttempt named is given the lock when it is still in the line, and
+// not once it has left, while a waiter that joined after it becomes the
+// head and is named next.
+func TestLinesGiveAfterNextAttempt(t *testing.T) {
+	noLeaks(t)
+	tests := []struct {
+		name      string
+		leave     bool // the named waiter leaves between nextAttempt and give
+		wantGiven bool
+		wantNext  string // the token of the next attempt after give
+	}{
+		{name: "waiter still waiting", wantGiven: true, wantNext: "a.p2"},
+		{name: "waiter left", leave: true, wantGiven: false, wantNext: "b.p1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			a := q.join("k", "a", Attempt{Key: "k", Waiter: "a"})
+			b := q.join("k", "b", Attempt{Key: "k", Waiter: "b"})
+			w, next := q.nextAttempt("k")
+			if w != a || next.Token != "a.p1" {
+				t.Fatalf("nextAttempt(%q) = waiter %v, token %q; want a, %q", "k", w, next.Token, "a.p1")
+			}
+			if tt.leave {
+				q.leave("k", a)
+			}
+			h := handoff{value: next.Token, fence: 3, local: true}
+			if got := giveWithin(t, q, "k", w, h); got != tt.wantGiven {
+				t.Errorf("give(%q, a, %+v) = %v, want %v", "k", h, got, tt.wantGiven)
+			}
+			if got := drainHandoffs(b); len(got) > 0 {
+				t.Errorf("hand-offs to waiter b = %+v, want none", got)
+			}
+			if _, again := q.nextAttempt("k"); again.Token != tt.wantNext {
+				t.Errorf("nextAttempt(%q) after give: token %q, want %q", "k", again.Token, tt.wantNext)
+			}
+		})
+	}
+}
+
+// giveWithin calls q.give and fails the test when it does not return
+// within a second.
+func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
+	t.Helper()
+	done := make(chan bool, 1)
+	go func() { done <- q.give(key, w, h) }()
+	select {
+	case ok := <-done:
+		return ok
+	case <-time.After(time.Second):
+		t.Fatalf("give(%q, %q, %+v) did not return within 1s", key, w.token, h)
+		return false
+	}
+}
+
+// drainHandoffs returns the hand-offs waiting on w's grant channel,
+// without blocking.
+func drainHandoffs(w *waiter) []handoff {
+	var got []handoff
+	for {
+		select {
+		case h := <-w.grant:
+			got = append(got, h)
+		default:
+			return got
+		}
+	}
+}
