@@ -37,6 +37,12 @@ type round struct {
 	awaited []bool
 	undone  sync.WaitGroup
 
+	// refused, when set before a successful decision, runs on every node
+	// that refused the request, over the same connection right after its
+	// answer (so after the request on that node), once the decision is
+	// published; only for rounds with an undo.
+	refused undoOp
+
 	// ctx bounds every node's request by Config.NodeTimeout; the last
 	// goroutine to finish its request cancels it.
 	ctx     context.Context
@@ -164,9 +170,14 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	r.answers <- a
 	if undo != nil {
 		<-r.decided
-		if r.failed && a.mayHold {
+		switch {
+		case r.failed && a.mayHold:
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
 			undo(uctx, n, c)
+			ucancel()
+		case !r.failed && a.vote == voteNo && r.refused != nil && c != nil:
+			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
+			r.refused(uctx, n, c)
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {

@@ -45,22 +45,16 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	}
 }
 
-// leaveLines takes the winner of an acquire round (a, tallied in tl) out of
-// the lines of the nodes that did not grant it the lock: those that
-// refused it queued it, and those that had not answered at the decision
-// may still refuse and queue it. Left there, it would keep those nodes for
-// itself until it went stale. The calls run in the background (see
-// fanOut); nobody waits for them.
-func (t *technique) leaveLines(ctx context.Context, a engine.Attempt, tl *tally) {
-	var buf [8]*node // no allocation up to 8 nodes
-	others := buf[:0]
-	for i, n := range t.nodes {
-		if tl.granted == nil || !tl.granted[i] {
-			others = append(others, n)
-		}
-	}
-	if len(others) > 0 {
-		t.leave(ctx, others, a).decide(false)
+// leaveOn returns the step that takes the winner of an acquire round (a)
+// out of the line of a node that refused it, where the refusal queued it:
+// left there, it would keep that node for itself until it went stale. It
+// runs on the refusal's own connection, so after the refusal on that node.
+func (t *technique) leaveOn(a engine.Attempt) undoOp {
+	line, seen := lineKeys(a.Key)
+	keys := []any{line, seen}
+	member := a.Locker + "/" + a.Waiter
+	return func(ctx context.Context, n *node, c redis.Conn) {
+		_, _ = t.evalScript(ctx, n, c, t.abandon, keys, member)
 	}
 }
 

@@ -252,13 +252,10 @@ func lockThenUnlock(t *testing.T, l strategy.Locker, key, name string, order cha
 // attempt for B, but the nodes keep the key for C, whose ticket is
 // earlier: C gets the lock before B, and B gets it after C.
 //
-// Known to fail rarely (seen about once in 500 to 1,500 runs on a loaded
-// machine), with or without a pass: the nodes that deleted A's lock first
-// announce it to C, whose attempt then takes those nodes before the others
-// have deleted it and fails; taking a node removed C from that node's line
-// and the undo does not put it back, so B, woken by the undo's notice, can
-// take a quorum of nodes first. That is a defect of the line in
-// acquire.lua/release.lua, not of the pass.
+// The order also holds when the release reaches the nodes at different
+// times: C's attempt may take the nodes that deleted A's lock first and
+// fail on the others; its undo puts C back in those nodes' lines (a SET
+// takes the waiter out), so C stays first.
 func TestPassServesRemoteWaiterFirst(t *testing.T) {
 	nodes := startNodes(t, 5)
 	ctx := context.Background()

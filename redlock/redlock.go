@@ -44,7 +44,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		s:             s,
 		acquireScript: redis.NewScript(4, acquireSource),
 		raise:         redis.NewScript(2, raiseSource),
-		release:       redis.NewScript(2, releaseSource),
+		release:       redis.NewScript(3, releaseSource),
 		abandon:       redis.NewScript(2, abandonSource),
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},

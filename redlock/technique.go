@@ -69,8 +69,12 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel)
 		return t.acquireVote(n, reply, err)
 	}
+	var requeue []any // a waiter's place in line, restored by the undo
+	if a.Waits {
+		requeue = []any{ticket, member}
+	}
 	undo := func(ctx context.Context, n *node, c redis.Conn) {
-		t.releaseOn(ctx, n, c, a.Key, a.Token)
+		t.releaseOn(ctx, n, c, a.Key, a.Token, requeue...)
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
 	tl := newTally(len(t.nodes), t.s.quorum)
@@ -118,10 +122,10 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		}
 		return engine.Grant{}, hd, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
-	r.decide(false)
 	if a.Waits {
-		t.leaveLines(ctx, a, &tl)
+		r.refused = t.leaveOn(a) // the refusals queued us
 	}
+	r.decide(false)
 	return engine.Grant{Fence: fence, Validity: validity}, hd, nil
 }
 
@@ -199,8 +203,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
-	line, _ := lineKeys(h.Key)
-	keys := []any{h.Key, line}
+	line, seen := lineKeys(h.Key)
+	keys := []any{h.Key, line, seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
 		return compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
@@ -256,16 +260,18 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 
 // releaseOn deletes the lock on one node if it still holds token, over c
 // when it is usable, else over a new connection (unless the node's breaker
-// skips it). It takes back a failed attempt, and tells the head of the
-// node's line, whose turn it may now be. Errors are dropped: it runs in
-// the background after an acquire failed, and the lock expires at its TTL
+// skips it). It takes back a failed attempt: requeue, when given (the
+// waiter's ticket and line member), puts the waiter back in the node's line,
+// which the attempt's SET took it out of; then the head of the line, whose
+// turn it may now be, is told. Errors are dropped: it runs in the
+// background after an acquire failed, and the lock expires at its TTL
 // anyway.
-func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string) {
-	line, _ := lineKeys(key)
-	keys := []any{key, line}
-	channel := engine.ReleaseChannel(key)
+func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string, requeue ...any) {
+	line, seen := lineKeys(key)
+	keys := []any{key, line, seen}
+	args := append([]any{token, engine.ReleaseChannel(key), LineStale.Milliseconds()}, requeue...)
 	if c != nil {
-		_, _ = t.evalScript(ctx, n, c, t.release, keys, token, channel)
+		_, _ = t.evalScript(ctx, n, c, t.release, keys, args...)
 		return
 	}
 	ok, probe := n.br.admit()
@@ -273,7 +279,7 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 		return
 	}
 	release := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.release, keys, token, channel))
+		return compareVote(t.evalScript(ctx, n, c, t.release, keys, args...))
 	}
 	if c, _ := t.call(ctx, n, probe, release); c != nil {
 		c.Close()

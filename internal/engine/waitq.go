@@ -167,8 +167,8 @@ func (q *lines) grant(key, target string, fence uint64) {
 }
 
 // nextAttempt returns the head of key's line and an attempt for it, with a
-// token of its own (Token returns a fresh one when a Config.Token is set,
-// else "" to mean waiter + ".p" + a number), or nil when nobody waits.
+// token of its own, the waiter's name + ".p" + a number (Unlock replaces it
+// with a fresh Config.Token where one is set), or nil when nobody waits.
 func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
 	sh := q.shard(key)
 	sh.mu.Lock()
