@@ -96,7 +96,10 @@
 // deleted the old key.
 //
 // Answers that arrive after a decision are finished in the background;
-// Locker.Wait waits for them.
+// Locker.Wait waits for them. A won lock whose release goes out before a
+// slow node answered is taken back on that node when its yes arrives: the
+// release may have reached the node before the SET, and would otherwise
+// leave a lock nobody owns there until its TTL.
 //
 // # Fencing tokens
 //

@@ -43,6 +43,9 @@ type round struct {
 	// published; only for rounds with an undo.
 	refused undoOp
 
+	// late is the round's part in technique.late (won acquire rounds).
+	late lateState
+
 	// ctx bounds every node's request by Config.NodeTimeout; the last
 	// goroutine to finish its request cancels it.
 	ctx     context.Context
@@ -164,8 +167,15 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
 	defer t.bg.done()
 	c, a := t.call(r.ctx, n, probe, op)
+	late := false // answered after the decision
+	select {
+	case <-r.decided:
+		late = true
+	default:
+	}
 	if r.running.Add(-1) == 0 {
 		r.cancel()
+		t.late.finish(r)
 	}
 	r.answers <- a
 	if undo != nil {
@@ -178,6 +188,14 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		case !r.failed && a.vote == voteNo && r.refused != nil && c != nil:
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
 			r.refused(uctx, n, c)
+			ucancel()
+		case !r.failed && late && a.mayHold && r.late.overtaken.Load():
+			// A release of the lease went out before this node answered
+			// and may have reached it before our SET: take the SET back.
+			// (An answer that came before the decision came before any
+			// release.)
+			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
+			r.late.takeBack(uctx, n, c)
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {

@@ -24,6 +24,9 @@ type node struct {
 	index int
 	pool  strategy.Pool
 	br    breaker
+	// acquirePoint is the fault point an acquire reaches on this node just
+	// before it sends its request (pointAcquireOn).
+	acquirePoint string
 
 	mu    sync.Mutex // guards runID
 	runID string     // the server's run_id when last checked; "" before the first check

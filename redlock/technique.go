@@ -27,6 +27,7 @@ type technique struct {
 	clock         clock
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
+	late          lateRounds   // won acquire rounds still waiting for nodes
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
@@ -66,6 +67,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	ticket, member := a.Arrived.UnixMicro(), a.Locker+"/"+a.Waiter
 	channel := engine.ReleaseChannel(a.Key)
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
+		if err := fault.At(ctx, n.acquirePoint); err != nil {
+			return answer{vote: voteFailed, err: err} // nothing was sent
+		}
 		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel)
 		return t.acquireVote(n, reply, err)
 	}
@@ -125,6 +129,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
+	t.late.track(a.Token, r, func(ctx context.Context, n *node, c redis.Conn) {
+		t.releaseOn(ctx, n, c, a.Key, a.Token)
+	})
 	r.decide(false)
 	return engine.Grant{Fence: fence, Validity: validity}, hd, nil
 }
@@ -203,6 +210,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
+	t.late.overtake(h.Value)
 	line, seen := lineKeys(h.Key)
 	keys := []any{h.Key, line, seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
