@@ -3,12 +3,15 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -119,4 +122,77 @@ func TestUnlockNotHeld(t *testing.T) {
 	}
 	waitIdle(t, l)
 	wantValues(t, nodes, "lock:k", []string{"thief", "thief", "thief", "", ""})
+}
+
+// TestNoScriptFallback: after SCRIPT FLUSH on every node, Lock and Unlock
+// still work; every EVALSHA refused with NOSCRIPT is followed by exactly
+// one EVAL (which loads the script as it runs it), never by a second
+// EVALSHA, and afterwards the scripts are cached again.
+func TestNoScriptFallback(t *testing.T) {
+	nodes := startNodes(t, 5)
+	ctx := context.Background()
+	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
+	warm := mustLock(t, l, "warm") // connections named, run_ids known
+	if err := warm.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l)
+	for _, n := range nodes {
+		if _, err := n.Do("SCRIPT", "FLUSH"); err != nil {
+			t.Fatalf("SCRIPT FLUSH on %s = %v, want nil", n.Addr(), err)
+		}
+	}
+	resetStats(t, nodes)
+	pair := func() {
+		t.Helper()
+		lease, err := l.TryLock(ctx, "k")
+		if err != nil {
+			t.Fatalf("TryLock() after SCRIPT FLUSH = %v, want nil", err)
+		}
+		if err := lease.Unlock(ctx); err != nil {
+			t.Fatalf("Unlock() after SCRIPT FLUSH = %v, want nil", err)
+		}
+		waitIdle(t, l)
+	}
+	pair()
+	for i, n := range nodes {
+		refused := stat(t, n, "evalsha", "failed_calls")
+		evals := stat(t, n, "eval", "calls")
+		if refused == 0 || evals != refused {
+			t.Errorf("node %d: %d EVALSHAs refused with NOSCRIPT and %d EVALs, want one EVAL for each refusal (at least one)", i, refused, evals)
+		}
+	}
+	resetStats(t, nodes)
+	pair()
+	for i, n := range nodes {
+		if got := stat(t, n, "evalsha", "failed_calls") + stat(t, n, "eval", "calls"); got != 0 {
+			t.Errorf("node %d: %d NOSCRIPT refusals and EVALs once the scripts were loaded again, want 0", i, got)
+		}
+	}
+}
+
+// stat returns one field of node's INFO commandstats line for cmd (e.g.
+// "failed_calls"), 0 when cmd has not run since CONFIG RESETSTAT.
+func stat(t *testing.T, node *redistest.Node, cmd, field string) int {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatalf("INFO commandstats on %s = %v, want a reply", node.Addr(), err)
+	}
+	for line := range strings.Lines(info) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":")
+		if !ok {
+			continue
+		}
+		for kv := range strings.SplitSeq(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, field+"="); ok {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("INFO commandstats line %q: %v", line, err)
+				}
+				return n
+			}
+		}
+	}
+	return 0
 }

@@ -304,7 +304,22 @@ func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *re
 	kv = append(kv, args...)
 	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
-		return s.DoContext(ctx, c, kv[2:]...)
+		// EVAL loads the script as it runs it (redigo's Script.Do would
+		// try EVALSHA once more first).
+		if err := s.Send(c, kv[2:]...); err != nil {
+			return nil, err
+		}
+		replies, err := redis.Values(do(ctx, c, ""))
+		switch {
+		case err != nil:
+			return nil, err
+		case len(replies) != 1:
+			return nil, fmt.Errorf("EVAL got %d replies, want 1", len(replies))
+		}
+		if e, ok := replies[0].(redis.Error); ok {
+			return nil, e
+		}
+		return replies[0], nil
 	}
 	return reply, err
 }
