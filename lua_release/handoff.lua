@@ -9,6 +9,10 @@
 -- waiter's Locker only, on channel .. "/" .. locker. Waiters unseen for
 -- `stale` ms are dropped first.
 local function handOn(lock, fence, line, seen, channel, stale, recent)
+	if redis.call("EXISTS", line) == 0 then -- nobody waits: the plain delete
+		redis.call("DEL", lock)
+		return
+	end
 	local t = redis.call("TIME")
 	local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 	local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)

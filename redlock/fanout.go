@@ -167,12 +167,6 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
 	defer t.bg.done()
 	c, a := t.call(r.ctx, n, probe, op)
-	late := false // answered after the decision
-	select {
-	case <-r.decided:
-		late = true
-	default:
-	}
 	if r.running.Add(-1) == 0 {
 		r.cancel()
 		t.late.finish(r)
@@ -189,11 +183,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
 			r.refused(uctx, n, c)
 			ucancel()
-		case !r.failed && late && a.mayHold && r.late.overtaken.Load():
-			// A release of the lease went out before this node answered
-			// and may have reached it before our SET: take the SET back.
-			// (An answer that came before the decision came before any
-			// release.)
+		case !r.failed && a.vote == voteYes && r.late.yes(n.index):
+			// A release of the lease found nothing to delete here: it came
+			// before our SET, which would be left behind. Delete it now.
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
 			r.late.takeBack(uctx, n, c)
 			ucancel()

@@ -10,24 +10,38 @@ import (
 // slow nodes. A release sent while a node's SET is still on its way can
 // reach that node first, find nothing to delete, and be followed by the
 // SET: the node would then hold a lock nobody owns until its TTL runs out.
-// Release marks the token's round as overtaken before it sends anything,
-// and the node's goroutine takes back a late SET of an overtaken round.
+// For each node of such a round, whichever of the two answers comes second
+// (the acquire's yes, or the release's "not ours") deletes the lock there
+// again, over its own connection, after both requests were processed.
 type lateRounds struct {
 	mu      sync.Mutex
 	byToken map[string]*round
 }
 
-// lateState is a round's part in lateRounds; mu guards token and finished.
+// lateState is a round's part in lateRounds; lateRounds.mu guards token
+// and finished, and nodes is set before the round's decision is published.
 type lateState struct {
-	token     string      // the key under which the round is tracked, "" when it is not
-	finished  bool        // every node has answered
-	overtaken atomic.Bool // a release of the token was sent before every node answered
-	takeBack  undoOp      // deletes the round's lock on one node
+	token    string // the key under which the round is tracked, "" when it is not
+	finished bool   // every node has answered
+	// nodes holds, by node index, what was seen of that node: nodeYes
+	// (the acquire's yes arrived) or nodeMissed (a release found nothing
+	// to delete there); nil when the round is not tracked.
+	nodes []atomic.Int32
+	// takeBack deletes the round's lock on one node, with no notice of
+	// its own to the line.
+	takeBack undoOp
 }
 
-// track registers r, a won round of token, unless every node answered
-// already. takeBack deletes the lock on one node.
-func (l *lateRounds) track(token string, r *round, takeBack undoOp) {
+// Per-node states of a tracked round.
+const (
+	nodeYes    = 1
+	nodeMissed = 2
+)
+
+// track registers r, a won round of token over n nodes, unless every node
+// answered already; takeBack deletes its lock on one node. Call it before
+// publishing the decision.
+func (l *lateRounds) track(token string, r *round, n int, takeBack undoOp) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r.late.finished {
@@ -36,7 +50,7 @@ func (l *lateRounds) track(token string, r *round, takeBack undoOp) {
 	if l.byToken == nil {
 		l.byToken = map[string]*round{}
 	}
-	r.late.token, r.late.takeBack = token, takeBack
+	r.late.token, r.late.nodes, r.late.takeBack = token, make([]atomic.Int32, n), takeBack
 	l.byToken[token] = r
 }
 
@@ -50,14 +64,33 @@ func (l *lateRounds) finish(r *round) {
 	}
 }
 
-// overtake marks the round of token, if it still waits for nodes, as
-// overtaken by a release. Call it before sending the release.
-func (l *lateRounds) overtake(token string) {
+// lookup returns the tracked round of token, or nil. A release calls it
+// before it sends anything: a round no longer tracked has had all its
+// answers, so every SET of it came before the release.
+func (l *lateRounds) lookup(token string) *round {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r, ok := l.byToken[token]; ok {
-		r.late.overtaken.Store(true)
+	return l.byToken[token]
+}
+
+// yes records that node i answered yes to the tracked round r, and reports
+// whether a release already found nothing to delete there: the caller
+// must then delete the lock again.
+func (s *lateState) yes(i int) bool {
+	if s.nodes == nil {
+		return false
 	}
+	return !s.nodes[i].CompareAndSwap(0, nodeYes) && s.nodes[i].Load() == nodeMissed
+}
+
+// missed records that a release found nothing to delete on node i, and
+// reports whether the round's yes from that node already arrived: the
+// caller must then delete the lock again.
+func (s *lateState) missed(i int) bool {
+	if s.nodes == nil {
+		return false
+	}
+	return !s.nodes[i].CompareAndSwap(0, nodeMissed) && s.nodes[i].Load() == nodeYes
 }
 
 // pointAcquireOn names the fault point an acquire reaches on node i just

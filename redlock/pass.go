@@ -30,7 +30,6 @@ type handing struct {
 // release's outcome may wait for nodes that answer after next's attempt
 // was decided, each within NodeTimeout.
 func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Grant, error, error) {
-	t.late.overtake(h.Value)
 	g, hd, err := t.acquire(ctx, next, h.Value)
 	if hd == nil { // no round was sent
 		return g, err, t.Release(ctx, h)

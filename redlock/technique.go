@@ -66,12 +66,21 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	ticket, member := a.Arrived.UnixMicro(), a.Locker+"/"+a.Waiter
 	channel := engine.ReleaseChannel(a.Key)
+	var prevLate *round // the round that took prev, if it still waits for nodes
+	if prev != "" {
+		prevLate = t.late.lookup(prev)
+	}
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
 		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel)
-		return t.acquireVote(n, reply, err)
+		v := t.acquireVote(n, reply, err)
+		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
+			// prev's own SET reached this node after us (see lateRounds).
+			t.releaseOn(ctx, n, c, a.Key, prev)
+		}
+		return v
 	}
 	var requeue []any // a waiter's place in line, restored by the undo
 	if a.Waits {
@@ -129,7 +138,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
-	t.late.track(a.Token, r, func(ctx context.Context, n *node, c redis.Conn) {
+	t.late.track(a.Token, r, len(t.nodes), func(ctx context.Context, n *node, c redis.Conn) {
 		t.releaseOn(ctx, n, c, a.Key, a.Token)
 	})
 	r.decide(false)
@@ -210,12 +219,18 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
-	t.late.overtake(h.Value)
+	late := t.late.lookup(h.Value)
 	line, seen := lineKeys(h.Key)
 	keys := []any{h.Key, line, seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
-		return compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
+			// Our acquire's SET reached this node after this release:
+			// delete it again.
+			a = compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+		}
+		return a
 	}
 	r := t.fanOut(ctx, t.nodes, del, nil)
 	tl, cause := t.collect(ctx, r, nil)
