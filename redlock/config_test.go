@@ -95,6 +95,33 @@ func TestNewDefaults(t *testing.T) {
 	}
 }
 
+// TestDefaultRetry: a nil Retry becomes redlock's DefaultRetry, whose
+// waits start within [DefaultRetryMin/2, DefaultRetryMin] and never pass
+// DefaultRetryMax; an explicit Retry is kept.
+func TestDefaultRetry(t *testing.T) {
+	pools := []strategy.Pool{&redis.Pool{}, &redis.Pool{}, &redis.Pool{}}
+	l, err := redlock.New(pools, redlock.Config{})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	retry := l.Config().Retry
+	for range 100 {
+		if w, ok := retry.Backoff(1); !ok || w < redlock.DefaultRetryMin/2 || w > redlock.DefaultRetryMin {
+			t.Fatalf("default Retry.Backoff(1) = %v, %v; want within [%v, %v], true", w, ok, redlock.DefaultRetryMin/2, redlock.DefaultRetryMin)
+		}
+		if w, ok := retry.Backoff(50); !ok || w < redlock.DefaultRetryMax/2 || w > redlock.DefaultRetryMax {
+			t.Fatalf("default Retry.Backoff(50) = %v, %v; want within [%v, %v], true", w, ok, redlock.DefaultRetryMax/2, redlock.DefaultRetryMax)
+		}
+	}
+	l, err = redlock.New(pools, redlock.Config{Config: strategy.Config{Retry: strategy.Fixed(time.Second)}})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	if w, ok := l.Config().Retry.Backoff(1); !ok || w != time.Second {
+		t.Errorf("explicit Retry.Backoff(1) = %v, %v; want 1s, true", w, ok)
+	}
+}
+
 // TestNewDuplicatePool checks that a pool given twice is accepted (it is
 // documented as unsafe, not rejected).
 func TestNewDuplicatePool(t *testing.T) {

@@ -48,7 +48,8 @@
 //     the refusing nodes reported (a node that still holds this Lock
 //     call's own key from an earlier attempt reports at most NodeTimeout,
 //     the time its release takes).
-//  6. Lock retries after a random delay (Config.Retry, jittered by default)
+//  6. Lock retries after a random delay (Config.Retry; by default
+//     DefaultRetry, jittered waits from 4 ms growing to 64 ms)
 //     so that clients that split the votes do not collide again; it also
 //     retries at once when a release notice arrives, and no later than the
 //     BusyError's remaining TTL or LineStale/2. Waiters listen for notices

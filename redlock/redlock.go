@@ -32,6 +32,9 @@ var _ strategy.Locker = (*Locker)(nil)
 // The same pool given twice is accepted but unsafe: that node then votes
 // twice, so a quorum can be reached with fewer real nodes than Quorum.
 func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
+	if cfg.Config.Retry == nil {
+		cfg.Config.Retry = DefaultRetry()
+	}
 	base, err := cfg.Config.WithDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
