@@ -1,3 +1,4 @@
+
 -- acquire: take the lock, serving waiters in the order they arrived.
 -- KEYS[1] the lock, KEYS[2] its fencing counter, KEYS[3] the line (a sorted
 -- set: member -> arrival time in µs), KEYS[4] the waiters' last-seen times
@@ -48,12 +49,7 @@ local t = redis.call("TIME")
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)
 
--- Drop waiters that stopped asking (gave up or died).
-local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)
-if #gone > 0 then
-	redis.call("ZREM", line, unpack(gone))
-	redis.call("ZREM", seen, unpack(gone))
-end
+dropStale(line, seen, nowMs, stale) -- see handoff.lua
 
 local head = redis.call("ZRANGE", line, 0, 0)[1]
 if head == nil or head == member then

@@ -22,7 +22,7 @@ func Scripts() (acquire, release *redis.Script) {
 func testTechnique(pool strategy.Pool) *technique {
 	return &technique{
 		pool:    pool,
-		acquire: redis.NewScript(4, acquireSource),
+		acquire: redis.NewScript(4, handoffSource+acquireSource),
 		abandon: redis.NewScript(4, handoffSource+abandonSource),
 		release: redis.NewScript(4, handoffSource+releaseSource),
 		extend:  scripts.ComparePExpire(),

@@ -26,53 +26,53 @@ const (
 	inboxK = "lockzoo:released:lock:k" // + "/" + a Locker's name
 )
 
-// TestReleaseHandsLockToRecentHead: B, in another Locker, waits in line
-// and attempts every 5ms; when A releases, the release hands the lock to B
-// under B's waiter name, with the next fencing token.
-func TestReleaseHandsLockToRecentHead(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	a, b := releaseToWaiter(ctx, t, node, strategy.Fixed(5*time.Millisecond), nil)
-	if tok := b.Token(); strings.Contains(tok, ".") {
-		t.Errorf("B Token() = %q, want a waiter name without \".\" (handed the lock by the release)", tok)
+// TestReleaseToWaitingHead: A holds "k" and B, in another Locker, waits
+// in line when A releases.
+//   - recent head: B attempts every 5 ms, so the release hands the lock to
+//     B under B's waiter name (no "."), with the next fencing token.
+//   - stale head: B's Retry would sleep an hour, so it attempts only every
+//     LineStale/2 to keep its place, and A releases when B's last attempt
+//     is 2-4 HandOffRecents old: too old for a hand-off, well before B's
+//     next attempt. The release deletes the lock and names B in a "head:"
+//     notice; B takes the lock with an attempt of its own ("<waiter>.<n>"),
+//     at once rather than on a timer.
+//   - slow waiter keeps its place: as above, but A releases after twice
+//     LineStale; B still hears of it and gets the lock within seconds.
+func TestReleaseToWaitingHead(t *testing.T) {
+	tests := []struct {
+		name   string
+		retry  strategy.Retry
+		ready  func(t *testing.T, node *redistest.Node)
+		handed string // "yes", "no", or "" for either
+	}{
+		{"recent head", strategy.Fixed(5 * time.Millisecond), nil, "yes"},
+		{"stale head", noPolling, func(t *testing.T, node *redistest.Node) {
+			waitLastSeen(t, node, 2*luarelease.HandOffRecent, 4*luarelease.HandOffRecent)
+		}, "no"},
+		{"slow waiter keeps its place", noPolling, func(*testing.T, *redistest.Node) {
+			time.Sleep(2 * luarelease.LineStale)
+		}, ""},
 	}
-	checkNextHolder(t, node, a, b)
-}
-
-// TestReleaseNamesStaleHead: B waits in line but has not attempted within
-// HandOffRecent when A releases (its Retry would sleep an hour, so it
-// attempts only every LineStale/2 to keep its place): the release deletes
-// the lock and names B in a "head:" notice, and B takes the lock with an
-// attempt of its own, at once rather than on a timer.
-func TestReleaseNamesStaleHead(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	// Release when B's last attempt is 2-4 HandOffRecents old: too old for
-	// a hand-off, well before B's next attempt.
-	ready := func() { waitLastSeen(t, node, 2*luarelease.HandOffRecent, 4*luarelease.HandOffRecent) }
-	a, b := releaseToWaiter(ctx, t, node, noPolling, ready)
-	if tok := b.Token(); !strings.Contains(tok, ".") {
-		t.Errorf("B Token() = %q, want an attempt token \"<waiter>.<n>\" (taken by B's own attempt, not handed)", tok)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			node := redistest.Start(t, 1)[0]
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var ready func()
+			if tt.ready != nil {
+				ready = func() { tt.ready(t, node) }
+			}
+			a, b := releaseToWaiter(ctx, t, node, tt.retry, ready)
+			switch tok := b.Token(); {
+			case tt.handed == "yes" && strings.Contains(tok, "."):
+				t.Errorf("B Token() = %q, want a waiter name without \".\" (handed the lock by the release)", tok)
+			case tt.handed == "no" && !strings.Contains(tok, "."):
+				t.Errorf("B Token() = %q, want an attempt token \"<waiter>.<n>\" (taken by B's own attempt, not handed)", tok)
+			}
+			checkNextHolder(t, node, a, b)
+		})
 	}
-	checkNextHolder(t, node, a, b)
-}
-
-// TestSlowWaiterKeepsItsPlace: B's Retry would sleep an hour and the
-// holder's TTL is a minute, yet B attempts often enough to stay in line:
-// when A releases after twice LineStale, B still hears of it and gets the
-// lock within seconds.
-func TestSlowWaiterKeepsItsPlace(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ready := func() { time.Sleep(2 * luarelease.LineStale) }
-	a, b := releaseToWaiter(ctx, t, node, noPolling, ready)
-	checkNextHolder(t, node, a, b)
 }
 
 // waitLastSeen waits until the one waiter in lineK last attempted between

@@ -1,5 +1,17 @@
--- handoff: the step shared by release.lua and abandon.lua, which start with
--- it. handOn passes the lock on once its owner is done with it: when the
+-- handoff: the functions shared by acquire.lua, release.lua and
+-- abandon.lua, which start with this file.
+--
+-- dropStale takes the waiters unseen for `stale` ms (they gave up or
+-- died) out of the line.
+local function dropStale(line, seen, nowMs, stale)
+	local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)
+	if #gone > 0 then
+		redis.call("ZREM", line, unpack(gone))
+		redis.call("ZREM", seen, unpack(gone))
+	end
+end
+
+-- handOn passes the lock on once its owner is done with it: when the
 -- head of the line made an attempt within the last `recent` ms, the lock
 -- is set to that waiter's name with the waiter's TTL, the fencing counter
 -- is incremented, the waiter leaves the line and a "grant:<fence>:<waiter>"
@@ -15,11 +27,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent)
 	end
 	local t = redis.call("TIME")
 	local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-	local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)
-	if #gone > 0 then
-		redis.call("ZREM", line, unpack(gone))
-		redis.call("ZREM", seen, unpack(gone))
-	end
+	dropStale(line, seen, nowMs, stale)
 	local head = redis.call("ZRANGE", line, 0, 0)[1]
 	if not head then
 		redis.call("DEL", lock)

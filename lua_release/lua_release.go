@@ -30,7 +30,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	}
 	t := &technique{
 		pool:    pool,
-		acquire: redis.NewScript(4, acquireSource),
+		acquire: redis.NewScript(4, handoffSource+acquireSource),
 		abandon: redis.NewScript(4, handoffSource+abandonSource),
 		release: redis.NewScript(4, handoffSource+releaseSource),
 		extend:  scripts.ComparePExpire(),
@@ -84,7 +84,7 @@ var (
 	//go:embed release.lua
 	releaseSource string
 	//go:embed handoff.lua
-	handoffSource string // the first part of release.lua and abandon.lua
+	handoffSource string // the first part of acquire.lua, release.lua and abandon.lua
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before

@@ -34,17 +34,7 @@ func BenchmarkLockUnlockOneFrozen(b *testing.B) {
 }
 
 func benchNodes(b *testing.B, nodes []*redistest.Node) {
-	l, err := redlock.New(poolsOf(nodes), redlock.Config{Config: strategy.Config{TTL: 10 * time.Second}})
-	if err != nil {
-		b.Fatalf("New() = %v, want nil", err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := l.Wait(ctx); err != nil {
-			b.Errorf("Wait() = %v, want nil", err)
-		}
-	})
+	l := benchLocker(b, nodes)
 	rec := &latencies{}
 	locktest.BenchLockUnlock(b, timedLocker{Locker: l, rec: rec})
 	rec.report(b)
@@ -114,18 +104,23 @@ func (l timedLease) Unlock(ctx context.Context) error {
 // Locker and with a Locker each.
 func BenchmarkContended(b *testing.B) {
 	nodes := redistest.Start(b, 5)
-	locktest.BenchContended(b, func() strategy.Locker {
-		l, err := redlock.New(poolsOf(nodes), redlock.Config{Config: strategy.Config{TTL: 10 * time.Second}})
-		if err != nil {
-			b.Fatalf("New() = %v, want nil", err)
+	locktest.BenchContended(b, func() strategy.Locker { return benchLocker(b, nodes) })
+}
+
+// benchLocker returns a Locker over nodes with a 10 s TTL whose background
+// calls are waited for when the benchmark ends.
+func benchLocker(b *testing.B, nodes []*redistest.Node) *redlock.Locker {
+	b.Helper()
+	l, err := redlock.New(poolsOf(nodes), redlock.Config{Config: strategy.Config{TTL: 10 * time.Second}})
+	if err != nil {
+		b.Fatalf("New() = %v, want nil", err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := l.Wait(ctx); err != nil {
+			b.Errorf("Wait() = %v, want nil", err)
 		}
-		b.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := l.Wait(ctx); err != nil {
-				b.Errorf("Wait() = %v, want nil", err)
-			}
-		})
-		return l
 	})
+	return l
 }

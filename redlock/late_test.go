@@ -2,15 +2,10 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/lockzoo/lockzoo/internal/fault"
-	"github.com/lockzoo/lockzoo/internal/locktest"
-	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -20,25 +15,7 @@ import (
 // get the SET. The late SET must be taken back: no node may keep a lock
 // that nobody owns until its TTL runs out.
 func TestReleaseOvertakesLateSet(t *testing.T) {
-	locktest.NoLeaks(t)
-	nodes := redistest.Start(t, 5)
-	pools := make([]strategy.Pool, len(nodes))
-	for i, n := range nodes {
-		pools[i] = n.Pool()
-	}
-	l, err := New(pools, Config{NodeTimeout: 2 * time.Second, Config: strategy.Config{TTL: time.Minute}})
-	if err != nil {
-		t.Fatalf("New() = %v, want nil", err)
-	}
-	wait := func() {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := l.Wait(ctx); err != nil {
-			t.Fatalf("Wait() = %v, want nil", err)
-		}
-	}
-	t.Cleanup(wait)
+	nodes, l, wait := startLocker(t, 5, Config{NodeTimeout: 2 * time.Second, Config: strategy.Config{TTL: time.Minute}})
 
 	gate := fault.NewGate(pointAcquireOn(4))
 	t.Cleanup(gate.Open)
@@ -57,11 +34,7 @@ func TestReleaseOvertakesLateSet(t *testing.T) {
 	gate.Open() // node 4 gets the SET only now, after the release
 	wait()
 	for i, n := range nodes {
-		v, err := redis.String(n.Do("GET", "lock:k"))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			t.Fatalf("GET lock:k on node %d = %v, want a reply", i, err)
-		}
-		if v != "" {
+		if v := get(t, n, "lock:k"); v != "" {
 			t.Errorf("GET lock:k on node %d = %q after the release, want no lock", i, v)
 		}
 	}

@@ -6,11 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/lockzoo/lockzoo/internal/fault"
-	"github.com/lockzoo/lockzoo/internal/locktest"
-	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -23,23 +19,7 @@ import (
 // is left alone. A crash at the same point leaves the lock where it was
 // taken.
 func TestWriteBackFailure(t *testing.T) {
-	locktest.NoLeaks(t)
-	nodes := redistest.Start(t, 5)
-	pools := make([]strategy.Pool, len(nodes))
-	for i, n := range nodes {
-		pools[i] = n.Pool()
-	}
-	l, err := New(pools, Config{NodeTimeout: 2 * time.Second})
-	if err != nil {
-		t.Fatalf("New() = %v, want nil", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := l.Wait(ctx); err != nil {
-			t.Errorf("Wait() = %v, want nil", err)
-		}
-	})
+	nodes, l, wait := startLocker(t, 5, Config{NodeTimeout: 2 * time.Second})
 	const rkey = "lock:k"
 	if _, err := nodes[0].Do("SET", FenceKey(rkey), 1000); err != nil {
 		t.Fatalf("SET counter on node 0 = %v, want nil", err)
@@ -49,15 +29,6 @@ func TestWriteBackFailure(t *testing.T) {
 			t.Fatalf("SET %s on %s = %v, want nil", rkey, n.Addr(), err)
 		}
 	}
-	get := func(n *redistest.Node, key string) string {
-		t.Helper()
-		v, err := redis.String(n.Do("GET", key))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
-			t.Fatalf("GET %s on %s = %v, want a reply", key, n.Addr(), err)
-		}
-		return v
-	}
-
 	gate := fault.NewGate(pointBeforeWriteBack)
 	ctx := fault.With(context.Background(), gate.Hook)
 	done := make(chan error, 1)
@@ -71,21 +42,17 @@ func TestWriteBackFailure(t *testing.T) {
 		t.Fatalf("DEL on node 1 = %v, want nil", err)
 	}
 	gate.Open()
-	err = <-done
+	err := <-done
 	if err == nil || errors.Is(err, strategy.ErrNotAcquired) || !errors.Is(err, errWriteBack) || !errors.Is(err, errNotOurs) {
 		t.Fatalf("TryLock() = %v, want a write-back failure naming the lost lock, not %v", err, strategy.ErrNotAcquired)
 	}
-	waitCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := l.Wait(waitCtx); err != nil {
-		t.Fatalf("Wait() = %v, want nil", err)
-	}
+	wait()
 	for i, n := range nodes[:3] {
-		if v := get(n, rkey); v != "" {
+		if v := get(t, n, rkey); v != "" {
 			t.Errorf("GET %s on node %d after the failed acquire = %q, want no key (released)", rkey, i, v)
 		}
 	}
-	if v := get(nodes[1], FenceKey(rkey)); v != "1" {
+	if v := get(t, nodes[1], FenceKey(rkey)); v != "1" {
 		t.Errorf("counter on node 1 = %q, want 1 (the lock was not ours there: no write-back)", v)
 	}
 
@@ -93,11 +60,9 @@ func TestWriteBackFailure(t *testing.T) {
 	if _, err := l.TryLock(crash, "k"); !errors.Is(err, fault.ErrCrashed) {
 		t.Fatalf("TryLock() with a crash before the write-back = %v, want %v", err, fault.ErrCrashed)
 	}
-	if err := l.Wait(waitCtx); err != nil {
-		t.Fatalf("Wait() = %v, want nil", err)
-	}
+	wait()
 	for i, n := range nodes[:3] {
-		if v := get(n, rkey); v == "" {
+		if v := get(t, n, rkey); v == "" {
 			t.Errorf("GET %s on node %d after a crash = no key, want the dead client's lock left in place", rkey, i)
 		}
 	}
