@@ -5,7 +5,7 @@
 -- (optional) the ticket and line member of a waiter to put back in line.
 -- Deletes the lock only if it still holds the token. A failed attempt's
 -- undo then puts its waiter back in the line, where its SET took it out.
--- Then, when a channel is given and anyone waits, publishes
+-- Then, when a channel is given and anyone else waits, publishes
 -- "head:<waiter>" to the inbox of the head's Locker (channel .. "/" ..
 -- locker; line members are "<locker>/<waiter>"), so that only the waiter
 -- whose turn it is hurries. Replies 1 when deleted, 0 when the lock was
@@ -25,7 +25,8 @@ if ARGV[5] then
 end
 if ARGV[2] then
 	local head = redis.call("ZRANGE", KEYS[2], 0, 0)[1]
-	if head then
+	-- An undo does not wake its own waiter: it retries on its own timer.
+	if head and head ~= ARGV[5] then
 		local locker, waiter = string.match(head, "^([^/]*)/(.+)$")
 		if locker then
 			redis.call("PUBLISH", ARGV[2] .. "/" .. locker, "head:" .. waiter)

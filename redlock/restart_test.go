@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,10 +119,32 @@ func TestRestartGuardExcludesForOneTTL(t *testing.T) {
 	if waited := time.Since(seen); waited < ttl {
 		t.Errorf("Lock() succeeded %v after the restarted nodes were seen, want at least the TTL %v", waited, ttl)
 	}
+	// The token is "<waiter>.<attempt>". Every refused round is undone on
+	// the nodes that said yes, and the undo must not wake its own waiter:
+	// waits of 4 ms growing to 64 ms allow about 20 attempts in one TTL,
+	// a waiter woken by its own undos makes hundreds.
+	tok := lease.Token()
+	if n, err := strconv.Atoi(tok[strings.LastIndexByte(tok, '.')+1:]); err != nil || n > 100 {
+		t.Errorf("Lock() took attempt %q to get the lock, want at most 100 attempts in one TTL", tok)
+	}
 	waitIdle(t, l)
+	waitIdle(t, fresh)
 	wantValues(t, nodes, "lock:k", repeat(lease.Token(), 5))
 
-	// Hot path: known connections cost one round trip, without INFO.
+	// Hot path: known connections cost one round trip, without INFO. The
+	// Lock above waited, so its notice connections go back to the pool
+	// (unnamed) once it unsubscribed: wait for that, and let one pair on
+	// another key learn them, so that the Unlock below meets only known
+	// connections.
+	waitUnsubscribed(t, nodes)
+	pair, err := l.TryLock(ctx, "pair")
+	if err != nil {
+		t.Fatalf("TryLock() = %v, want nil", err)
+	}
+	if err := pair.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l)
 	resetStats(t, nodes)
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
@@ -133,6 +156,25 @@ func TestRestartGuardExcludesForOneTTL(t *testing.T) {
 		}
 		if got := calls(t, n, "client|getname"); got != 1 {
 			t.Errorf("CLIENT GETNAME calls on node %d during Unlock = %d, want 1 (pipelined with the script)", i, got)
+		}
+	}
+}
+
+// waitUnsubscribed waits until no connection of any node's pool is in use:
+// the notice connections have been handed back.
+func waitUnsubscribed(t *testing.T, nodes []*redistest.Node) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		inUse := 0
+		for _, n := range nodes {
+			st := n.Pool().Stats()
+			inUse += st.ActiveCount - st.IdleCount
+		}
+		if inUse == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections still in use after 5 s", inUse)
 		}
 	}
 }
