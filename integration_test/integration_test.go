@@ -7,14 +7,13 @@ package integration_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	locktest.VerifyTestMain(m)
 }
 
 // TestSuite runs the techniques in parallel, each on nodes of its own: the

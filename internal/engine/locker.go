@@ -240,12 +240,19 @@ const subscribeBound = 50 * time.Millisecond
 
 // subscribe makes sure rkey's line listens for release notices; it reports
 // whether it subscribed just now (after waiting, within subscribeBound and
-// ctx, for the confirmation).
+// ctx, for the confirmation), in which case a notice may have been missed
+// before. A subscription that was still confirmed from an earlier wait
+// (see notify.Linger) missed nothing.
 func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 	if l.hub == nil || !l.lines.markSubscribed(rkey) {
 		return false
 	}
 	confirmed := l.hub.Subscribe(l.channel(rkey))
+	select {
+	case <-confirmed:
+		return false
+	default:
+	}
 	t := time.NewTimer(subscribeBound)
 	defer t.Stop()
 	select {

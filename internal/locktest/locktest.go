@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,19 +30,38 @@ type Factory func(pool strategy.Pool, cfg strategy.Config) (strategy.Locker, err
 func NoLeaks(t testing.TB) {
 	t.Helper()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(leakGrace)
-		for {
-			err := goleak.Find()
-			if err == nil {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("goroutines left behind after %v: %v", leakGrace, err)
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if err := findLeaks(); err != nil {
+			t.Errorf("goroutines left behind after %v: %v", leakGrace, err)
 		}
 	})
+}
+
+// VerifyTestMain is goleak.VerifyTestMain with NoLeaks's grace: it runs the
+// tests and, when they passed, fails the run (exit status 1) if goroutines
+// are still left leakGrace after the tests ended. Notice connections, for
+// one, end notify.Linger after their last use.
+func VerifyTestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if err := findLeaks(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutines left behind after %v: %v\n", leakGrace, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// findLeaks waits up to leakGrace for the goroutines that goleak reports
+// to end, and returns its last report, or nil once there is none.
+func findLeaks() error {
+	deadline := time.Now().Add(leakGrace)
+	for {
+		err := goleak.Find()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // leakGrace bounds how long NoLeaks waits for goroutines to end.

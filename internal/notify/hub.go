@@ -12,8 +12,13 @@
 // a notice alone: it is a hint that shortens a wait, and a timer must bound
 // every wait.
 //
-// Each node's connection is served by one goroutine, started with the first
-// subscription and ended when the last channel is unsubscribed.
+// A channel whose last reference is dropped stays subscribed for Linger,
+// so that a caller that waits for the same key again soon (a worker that
+// locks a key over and over) finds its subscription ready instead of
+// paying a SUBSCRIBE, and a connection, each time. Each node's connection
+// is served by one goroutine, started with the first subscription and
+// ended once no channel is subscribed, at most Linger after the last
+// Unsubscribe.
 package notify
 
 import (
@@ -30,6 +35,10 @@ const (
 	maxBackoff = time.Second
 )
 
+// Linger is how long a channel stays subscribed after its last reference
+// was dropped.
+const Linger = time.Second
+
 // Hub subscribes to channels on one or more Redis nodes and reports every
 // message to onNotice. It is safe for concurrent use.
 type Hub struct {
@@ -45,6 +54,7 @@ type channel struct {
 	refs      int
 	confirmed chan struct{} // closed on the first SUBSCRIBE confirmation
 	isConfirm bool
+	idle      *time.Timer // while refs is 0: ends the subscription after Linger
 }
 
 // NewHub returns a Hub over pools that calls onNotice(channel, data) for
@@ -55,8 +65,9 @@ func NewHub(pools []strategy.Pool, onNotice func(channel, data string)) *Hub {
 }
 
 // Subscribe adds a reference to name and returns a channel that is closed
-// once a node has confirmed the subscription. It never blocks on Redis:
-// callers wait on the returned channel with a bound of their own.
+// once a node has confirmed the subscription (at once when it still
+// lingers from an earlier reference). It never blocks on Redis: callers
+// wait on the returned channel with a bound of their own.
 func (h *Hub) Subscribe(name string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -66,6 +77,10 @@ func (h *Hub) Subscribe(name string) <-chan struct{} {
 		h.channels[name] = c
 	}
 	c.refs++
+	if c.idle != nil {
+		c.idle.Stop() // an expiry that already fired finds refs > 0
+		c.idle = nil
+	}
 	if ok {
 		return c.confirmed
 	}
@@ -79,16 +94,28 @@ func (h *Hub) Subscribe(name string) <-chan struct{} {
 	return c.confirmed
 }
 
-// Unsubscribe drops a reference to name; the last one unsubscribes, and when
-// no channel is left the Hub closes its connections and its goroutines end.
+// Unsubscribe drops a reference to name; after the last one, name stays
+// subscribed for Linger, then is unsubscribed, and when no channel is left
+// the Hub closes its connections and its goroutines end.
 func (h *Hub) Unsubscribe(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.channels[name]
-	if !ok {
+	if !ok || c.refs == 0 {
 		return
 	}
 	if c.refs--; c.refs > 0 {
+		return
+	}
+	c.idle = time.AfterFunc(Linger, func() { h.expire(name, c) })
+}
+
+// expire ends the subscription to name if nobody took a reference to it
+// again since its last Unsubscribe.
+func (h *Hub) expire(name string, c *channel) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.channels[name] != c || c.refs > 0 {
 		return
 	}
 	delete(h.channels, name)

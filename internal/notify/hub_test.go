@@ -1,6 +1,8 @@
 package notify_test
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -119,4 +121,54 @@ func waitNumSub(t *testing.T, node *redistest.Node, channel string, want int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestHubLingers: a channel whose last reference was dropped stays
+// subscribed for Linger: a new reference within it is confirmed at once,
+// without another SUBSCRIBE, and notices still arrive; Linger after the
+// last reference it is unsubscribed and the Hub's goroutines end.
+func TestHubLingers(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	got := newNotices()
+	hub := notify.NewHub([]strategy.Pool{node.Pool()}, got.add)
+	confirmed(t, hub.Subscribe("k"))
+	hub.Unsubscribe("k")
+	locktest.MustDo(t, node, "CONFIG", "RESETSTAT")
+	select {
+	case <-hub.Subscribe("k"):
+	default:
+		t.Fatalf("Subscribe() within Linger: not confirmed at once, want the lingering subscription")
+	}
+	publish(t, node, "k", "again")
+	got.wait(t, "k=again")
+	if n := subscribeCalls(t, node); n != 0 {
+		t.Errorf("SUBSCRIBE calls for a lingering channel = %d, want 0", n)
+	}
+	released := time.Now()
+	hub.Unsubscribe("k")
+	waitNumSub(t, node, "k", 0)
+	if d := time.Since(released); d < notify.Linger {
+		t.Errorf("unsubscribed %v after the last Unsubscribe, want at least Linger (%v)", d, notify.Linger)
+	}
+}
+
+// subscribeCalls returns how many SUBSCRIBE commands node ran since its
+// statistics were reset.
+func subscribeCalls(t *testing.T, node *redistest.Node) int {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatalf("INFO commandstats = %v, want a reply", err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_subscribe:calls="); ok {
+			n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			if err != nil {
+				t.Fatalf("INFO commandstats line %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
 }

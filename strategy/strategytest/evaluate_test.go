@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
+	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	setnxex "github.com/lockzoo/lockzoo/set_nx_ex"
@@ -14,7 +13,7 @@ import (
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { locktest.VerifyTestMain(m) }
 
 func luaTarget() strategytest.Target {
 	return strategytest.Target{Name: "lua_release", New: func(p []strategy.Pool, c strategy.Config) (strategy.Locker, error) {
