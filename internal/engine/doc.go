@@ -17,7 +17,11 @@
 //     node, package notify), when a local Unlock frees the key, when the
 //     holder's remaining TTL reported by the technique (BusyError) runs out,
 //     or when Config.Retry's wait ends, whichever comes first; transient
-//     Redis failures are retried until ctx ends;
+//     Redis failures are retried until ctx ends. Lock also returns without
+//     another attempt when the lock is handed to it: by a release in Redis
+//     (a "grant:" notice, see notice.go; WithInboxNotices sends each notice
+//     to the one Locker it concerns), or by a local Unlock of a Passer
+//     technique, which releases and makes the waiter's attempt in one step;
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique granted, and which releases at most once.
 //
