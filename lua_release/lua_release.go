@@ -35,7 +35,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 		release: redis.NewScript(4, handoffSource+releaseSource),
 		extend:  scripts.ComparePExpire(),
 	}
-	e, err := engine.New(t, properties(), cfg, engine.WithInboxNotices(pool))
+	e, err := engine.New(t, properties(), cfg, engine.WithInboxNotices(pool), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}
@@ -136,11 +136,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	case len(reply) == 2 && reply[0] == 1:
 		return engine.Grant{Fence: uint64(reply[1])}, nil
 	case len(reply) == 2 && reply[0] == 0:
-		wait := remaining(reply[1])
-		if a.Waits {
-			wait = keepPlace(wait)
-		}
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: wait})
+		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])})
 	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
@@ -161,17 +157,6 @@ func remaining(pttl int64) time.Duration {
 		return LineStale
 	}
 	return 0
-}
-
-// keepPlace caps the wait of a waiter in Lock at LineStale/2, whatever its
-// Retry policy, so that it attempts often enough to keep its place in the
-// line: a waiter dropped as stale would hear no notice and sleep until its
-// own timer or the holder's expiry.
-func keepPlace(wait time.Duration) time.Duration {
-	if wait <= 0 || wait > LineStale/2 {
-		return LineStale / 2
-	}
-	return wait
 }
 
 // Abandon takes a waiter that gave up out of the line and, when a release

@@ -125,13 +125,8 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 			cause = r.settle(ctx, &tl, false)
 		}
 		var refusal error = strategy.ErrNotAcquired
-		wait := tl.busy
-		if a.Waits && (wait <= 0 || wait > LineStale/2) {
-			// Attempt often enough to keep our place in the nodes' lines.
-			wait = LineStale / 2
-		}
-		if wait > 0 {
-			refusal = &engine.BusyError{Key: a.Key, Remaining: wait}
+		if tl.busy > 0 {
+			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
 		}
 		return engine.Grant{}, hd, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}

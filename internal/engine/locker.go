@@ -23,6 +23,9 @@ type Locker struct {
 	lines *lines      // local waiters, per key
 	hub   *notify.Hub // release notices; nil when the technique publishes none
 	inbox bool        // WithInboxNotices
+	// keepPlace bounds the wait after a refused attempt (WithLine); 0
+	// means no bound beyond the Retry policy's.
+	keepPlace time.Duration
 	// id names this Locker in its waiters' inbox channels; set when the
 	// technique addresses its notices (WithInboxNotices), else "".
 	id string
@@ -41,6 +44,15 @@ func WithNotices(pools ...strategy.Pool) Option {
 	return func(l *Locker) {
 		l.hub = notify.NewHub(pools, l.onNotice)
 	}
+}
+
+// WithLine is for a technique that keeps a line of waiters in Redis and
+// drops a waiter that made no attempt for stale: after a refused attempt,
+// Lock waits at most stale/2 before the next, whatever the Retry policy,
+// so that a live waiter keeps its place (a waiter dropped from the line
+// would hear no notice naming it).
+func WithLine(stale time.Duration) Option {
+	return func(l *Locker) { l.keepPlace = stale / 2 }
 }
 
 // WithInboxNotices is WithNotices for a technique that sends each notice
@@ -215,6 +227,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (_ strategy.Lease, err er
 		var busy *BusyError
 		if errors.As(err, &busy) && busy.Remaining > 0 {
 			wait = min(wait, busy.Remaining)
+		}
+		if l.keepPlace > 0 && errors.Is(err, strategy.ErrNotAcquired) {
+			wait = min(wait, l.keepPlace)
 		}
 		if timer == nil {
 			timer = time.NewTimer(wait)
