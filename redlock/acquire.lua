@@ -1,3 +1,4 @@
+
 -- acquire: one node's vote in a Redlock round, serving waiters in the
 -- order of their tickets.
 -- KEYS[1] the lock, KEYS[2] its fencing counter (never expires), KEYS[3]
@@ -37,13 +38,7 @@ end
 -- but did not take to the head of the line.
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
-		local head = redis.call("ZRANGE", line, 0, 0)[1]
-		if head then
-			local locker, waiter = string.match(head, "^([^/]*)/(.+)$")
-			if locker then
-				redis.call("PUBLISH", channel .. "/" .. locker, "head:" .. waiter)
-			end
-		end
+		tellHead(line, channel)
 	end
 	return {status, n, released}
 end
@@ -59,24 +54,6 @@ local function ours(v)
 	return v == me or string.sub(v, 1, #me + 1) == me .. "."
 end
 
-local function nowMs()
-	local t = redis.call("TIME")
-	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
--- A waiter joins once (its ticket never changes) and is seen at every
--- attempt. The line's keys expire LineStale*4 after the last waiter
--- joined: a line that outlives its waiters is garbage, and one that
--- expires under waiters is rebuilt by their next attempts, in the same
--- order, since the order is that of the tickets.
-local function join(now)
-	local new = redis.call("ZADD", seen, now, member)
-	if redis.call("ZADD", line, "NX", ticket, member) + new > 0 then
-		redis.call("PEXPIRE", line, stale * 4)
-		redis.call("PEXPIRE", seen, stale * 4)
-	end
-end
-
 -- Nobody waits: the plain SET NX PX (the uncontended path).
 if redis.call("EXISTS", line) == 0 then
 	local won = take()
@@ -87,7 +64,7 @@ if redis.call("EXISTS", line) == 0 then
 		return reply(2, redis.call("PTTL", lock))
 	end
 	if waits then
-		join(nowMs())
+		join(line, seen, ticket, member, nowMs(), stale)
 	end
 	return reply(0, redis.call("PTTL", lock))
 end
@@ -114,7 +91,7 @@ if first and not v then
 	return won
 end
 if waits then
-	join(now)
+	join(line, seen, ticket, member, now, stale)
 end
 if v then
 	return reply(0, redis.call("PTTL", lock))

@@ -12,6 +12,8 @@ import (
 var (
 	//go:embed release.lua
 	releaseSource string
+	//go:embed line.lua
+	lineSource string // the first part of acquire.lua and release.lua
 	//go:embed abandon.lua
 	abandonSource string
 )

@@ -45,9 +45,9 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:             s,
-		acquireScript: redis.NewScript(4, acquireSource),
+		acquireScript: redis.NewScript(4, lineSource+acquireSource),
 		raise:         redis.NewScript(2, raiseSource),
-		release:       redis.NewScript(3, releaseSource),
+		release:       redis.NewScript(3, lineSource+releaseSource),
 		abandon:       redis.NewScript(2, abandonSource),
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},

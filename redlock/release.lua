@@ -1,3 +1,4 @@
+
 -- release: one node's part of a Redlock release.
 -- KEYS[1] the lock, KEYS[2] its line of waiters, KEYS[3] their last-seen
 -- times; ARGV[1] the owner's token, ARGV[2] (optional) the key's
@@ -15,22 +16,10 @@ if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 end
 redis.call("DEL", KEYS[1])
 if ARGV[5] then
-	local t = redis.call("TIME")
-	local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-	local stale = tonumber(ARGV[3])
-	redis.call("ZADD", KEYS[2], "NX", ARGV[4], ARGV[5])
-	redis.call("ZADD", KEYS[3], now, ARGV[5])
-	redis.call("PEXPIRE", KEYS[2], stale * 4)
-	redis.call("PEXPIRE", KEYS[3], stale * 4)
+	join(KEYS[2], KEYS[3], ARGV[4], ARGV[5], nowMs(), tonumber(ARGV[3]))
 end
 if ARGV[2] then
-	local head = redis.call("ZRANGE", KEYS[2], 0, 0)[1]
 	-- An undo does not wake its own waiter: it retries on its own timer.
-	if head and head ~= ARGV[5] then
-		local locker, waiter = string.match(head, "^([^/]*)/(.+)$")
-		if locker then
-			redis.call("PUBLISH", ARGV[2] .. "/" .. locker, "head:" .. waiter)
-		end
-	end
+	tellHead(KEYS[2], ARGV[2], ARGV[5])
 end
 return 1
