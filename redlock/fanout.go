@@ -174,20 +174,20 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	r.answers <- a
 	if undo != nil {
 		<-r.decided
+		var after undoOp // one more call on this node, once decided
 		switch {
 		case r.failed && a.mayHold:
-			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			undo(uctx, n, c)
-			ucancel()
+			after = undo
 		case !r.failed && a.vote == voteNo && r.refused != nil && c != nil:
-			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			r.refused(uctx, n, c)
-			ucancel()
+			after = r.refused
 		case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 			// A release of the lease found nothing to delete here: it came
 			// before our SET, which would be left behind. Delete it now.
+			after = r.late.takeBack
+		}
+		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			r.late.takeBack(uctx, n, c)
+			after(uctx, n, c)
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {
