@@ -147,23 +147,7 @@ func (q *lines) poke(key, target string) {
 // grant tells the waiter named target in key's line, if it is there, that
 // a release handed it the lock with fencing token fence.
 func (q *lines) grant(key, target string, fence uint64) {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	ln := sh.byKey[key]
-	if ln == nil {
-		return
-	}
-	for _, w := range ln.waiters {
-		if w.token != target {
-			continue
-		}
-		select {
-		case w.grant <- handoff{value: target, fence: fence}:
-		default:
-		}
-		return
-	}
+	q.deliver(key, func(w *waiter) bool { return w.token == target }, handoff{value: target, fence: fence})
 }
 
 // nextAttempt returns the head of key's line and an attempt for it, with a
@@ -187,15 +171,26 @@ func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
 // give hands h to w if w is still in key's line and has no hand-off
 // pending, and reports whether it did.
 func (q *lines) give(key string, w *waiter, h handoff) bool {
+	return q.deliver(key, func(x *waiter) bool { return x == w }, h)
+}
+
+// deliver hands h to the first waiter in key's line that is reports true
+// for, if there is one and it has no hand-off pending, and reports whether
+// it did.
+func (q *lines) deliver(key string, is func(*waiter) bool, h handoff) bool {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
-	if ln == nil || !slices.Contains(ln.waiters, w) {
+	if ln == nil {
+		return false
+	}
+	i := slices.IndexFunc(ln.waiters, is)
+	if i < 0 {
 		return false
 	}
 	select {
-	case w.grant <- h:
+	case ln.waiters[i].grant <- h:
 		return true
 	default:
 		return false
