@@ -105,13 +105,7 @@ const HandOffRecent = 25 * time.Millisecond
 // FenceKey is the Redis key of the fencing counter kept for the lock key
 // rkey (prefix included). The counter never expires: one small integer key
 // per lock name ever used.
-func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
-
-// lineKeys returns the keys of rkey's line of waiters: the order of arrival
-// and the last time each waiter was seen. Both expire when the line empties.
-func lineKeys(rkey string) (line, seen string) {
-	return "lockzoo:line:" + rkey, "lockzoo:seen:" + rkey
-}
+func FenceKey(rkey string) string { return engine.FenceKey(rkey) }
 
 // technique holds lua_release's Redis commands.
 type technique struct {
@@ -123,7 +117,7 @@ type technique struct {
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	line, seen := lineKeys(a.Key)
+	line, seen := engine.LineKeys(a.Key)
 	waits := "0"
 	if a.Waits {
 		waits = "1"
@@ -164,7 +158,7 @@ func remaining(pttl int64) time.Duration {
 // alone: the waiter drops out of the line by itself after LineStale, and a
 // lock handed to it expires after its TTL.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	line, seen := lineKeys(a.Key)
+	line, seen := engine.LineKeys(a.Key)
 	_, _ = engine.Eval(ctx, t.pool, t.abandon, a.Key, FenceKey(a.Key), line, seen,
 		member(a), a.Waiter, engine.ReleaseChannel(a.Key), LineStale.Milliseconds(), HandOffRecent.Milliseconds())
 }
@@ -176,7 +170,7 @@ func member(a engine.Attempt) string {
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	line, seen := lineKeys(h.Key)
+	line, seen := engine.LineKeys(h.Key)
 	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, FenceKey(h.Key), line, seen,
 		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds()))
 }

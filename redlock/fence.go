@@ -24,7 +24,7 @@ var (
 // the lock key rkey (prefix included): "lockzoo:fence:" + rkey, the naming
 // lua_release uses. The counter never expires: one small integer key per
 // lock name ever used, on every node.
-func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
+func FenceKey(rkey string) string { return engine.FenceKey(rkey) }
 
 // pointBeforeWriteBack is reached when an acquire won its quorum but the
 // yes-voters' counters disagree, before the write-back round (see

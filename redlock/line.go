@@ -25,18 +25,16 @@ var (
 // a lock kept free for a waiter that died waits at most LineStale.
 const LineStale = 250 * time.Millisecond
 
-// lineKeys returns the keys of rkey's line of waiters on a node: the
-// tickets (when each Lock call began, in µs of its client's clock) and the
-// last time each waiter was seen. Both expire when the line empties.
-func lineKeys(rkey string) (line, seen string) {
-	return "lockzoo:line:" + rkey, "lockzoo:seen:" + rkey
-}
-
 // Abandon takes a waiter that gave up out of every node's line, waiting at
 // most until ctx ends. Failures are left alone: a waiter left in a line is
 // dropped after LineStale.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	r := t.leave(ctx, t.nodes, a)
+	line, seen := engine.LineKeys(a.Key)
+	keys, member := []any{line, seen}, lineMember(a)
+	leave := func(ctx context.Context, n *node, c redis.Conn) answer {
+		return compareVote(t.evalScript(ctx, n, c, t.abandon, keys, member))
+	}
+	r := t.fanOut(ctx, t.nodes, leave, nil)
 	defer r.decide(false)
 	for range t.nodes {
 		select {
@@ -52,21 +50,12 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 // left there, it would keep that node for itself until it went stale. It
 // runs on the refusal's own connection, so after the refusal on that node.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	line, seen := lineKeys(a.Key)
-	keys := []any{line, seen}
-	member := a.Locker + "/" + a.Waiter
+	line, seen := engine.LineKeys(a.Key)
+	keys, member := []any{line, seen}, lineMember(a)
 	return func(ctx context.Context, n *node, c redis.Conn) {
 		_, _ = t.evalScript(ctx, n, c, t.abandon, keys, member)
 	}
 }
 
-// leave starts the round that takes a's waiter out of nodes' lines.
-func (t *technique) leave(ctx context.Context, nodes []*node, a engine.Attempt) *round {
-	line, seen := lineKeys(a.Key)
-	keys := []any{line, seen}
-	member := a.Locker + "/" + a.Waiter
-	op := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.abandon, keys, member))
-	}
-	return t.fanOut(ctx, nodes, op, nil)
-}
+// lineMember is a's waiter in the nodes' lines: "<locker>/<waiter>".
+func lineMember(a engine.Attempt) string { return a.Locker + "/" + a.Waiter }

@@ -57,14 +57,14 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
-	line, seen := lineKeys(a.Key)
+	line, seen := engine.LineKeys(a.Key)
 	keys := []any{a.Key, FenceKey(a.Key), line, seen}
 	ms := a.TTL.Milliseconds()
 	waits := "0"
 	if a.Waits {
 		waits = "1"
 	}
-	ticket, member := a.Arrived.UnixMicro(), a.Locker+"/"+a.Waiter
+	ticket, member := a.Arrived.UnixMicro(), lineMember(a)
 	channel := engine.ReleaseChannel(a.Key)
 	var prevLate *round // the round that took prev, if it still waits for nodes
 	if prev != "" {
@@ -215,7 +215,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
 	late := t.late.lookup(h.Value)
-	line, seen := lineKeys(h.Key)
+	line, seen := engine.LineKeys(h.Key)
 	keys := []any{h.Key, line, seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
@@ -285,7 +285,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 // background after an acquire failed, and the lock expires at its TTL
 // anyway.
 func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string, requeue ...any) {
-	line, seen := lineKeys(key)
+	line, seen := engine.LineKeys(key)
 	keys := []any{key, line, seen}
 	args := append([]any{token, engine.ReleaseChannel(key), LineStale.Milliseconds()}, requeue...)
 	if c != nil {

@@ -75,6 +75,18 @@ const channelPrefix = "lockzoo:released:"
 // rkey is announced. The message bodies are described in notice.go.
 func ReleaseChannel(rkey string) string { return channelPrefix + rkey }
 
+// FenceKey is the key of the never-expiring fencing counter kept for the
+// lock key rkey (prefix included), shared by every technique that issues
+// fencing tokens: "lockzoo:fence:" + rkey.
+func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
+
+// LineKeys returns the keys of the line of waiters a technique keeps in
+// Redis for the lock key rkey: the order of the waiters, and the last time
+// each was seen. The technique lets both expire when the line empties.
+func LineKeys(rkey string) (line, seen string) {
+	return "lockzoo:line:" + rkey, "lockzoo:seen:" + rkey
+}
+
 // inboxSeparator joins a key's release channel and a Locker's name.
 const inboxSeparator = "/"
 
