@@ -9,10 +9,11 @@ import (
 )
 
 // handing is the round of an acquire that also released an earlier
-// holder's lock (a hand-over, see Pass), and its tally.
+// holder's lock (a hand-over, see Pass), and its tally as the acquire left
+// it; r is nil when no round was sent.
 type handing struct {
 	r  *round
-	tl *tally
+	tl tally
 }
 
 // Pass hands the lock h holds to next, a waiter of the same Locker, in one
@@ -31,7 +32,7 @@ type handing struct {
 // was decided, each within NodeTimeout.
 func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Grant, error, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
-	if hd == nil { // no round was sent
+	if hd.r == nil { // no round was sent
 		return g, err, t.Release(ctx, h)
 	}
 	if rerr := hd.released(ctx); rerr != nil {
@@ -43,7 +44,7 @@ func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt
 // released reads the round's remaining answers until they settle the
 // release (see Pass).
 func (hd *handing) released(ctx context.Context) error {
-	tl := hd.tl
+	tl := &hd.tl
 	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {
 		select {
 		case a := <-hd.r.answers:

@@ -47,11 +47,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 
 // acquire is Acquire, with every node releasing the lock held with token
 // prev first when prev is not empty (see Pass). It also returns the round
-// and its tally (nil when no round was sent), whose answers tell where prev
-// was released.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Grant, *handing, error) {
+// and its tally (a zero handing when no round was sent), whose answers tell
+// where prev was released.
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Grant, handing, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, nil, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
+		return engine.Grant{}, handing{}, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
 	}
 	start := time.Now()
 	t.noteTTL(a.TTL)
@@ -91,7 +91,6 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
 	tl := newTally(len(t.nodes), t.s.quorum)
-	hd := &handing{r: r, tl: &tl}
 
 	var giveUp <-chan time.Time
 	if t.s.nodeTimeout >= budget {
@@ -111,7 +110,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		fence, cause = t.fence(ctx, a, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Grant{}, hd, cause
+			return engine.Grant{}, handing{r, tl}, cause
 		}
 		validity = a.TTL - time.Since(start) - drift
 		if cause == nil && validity <= 0 {
@@ -128,7 +127,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if tl.busy > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
 		}
-		return engine.Grant{}, hd, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
+		return engine.Grant{}, handing{r, tl}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
 	}
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
@@ -137,7 +136,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		t.releaseOn(ctx, n, c, a.Key, a.Token)
 	})
 	r.decide(false)
-	return engine.Grant{Fence: fence, Validity: validity}, hd, nil
+	return engine.Grant{Fence: fence, Validity: validity}, handing{r, tl}, nil
 }
 
 // acquireVote turns an acquire script's reply into a vote, applying the
