@@ -183,7 +183,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 			// A release of the lease found nothing to delete here: it came
 			// before our SET, which would be left behind. Delete it now.
-			after = r.late.takeBack
+			after = func(ctx context.Context, n *node, c redis.Conn) {
+				t.releaseOn(ctx, n, c, r.late.key, r.late.token)
+			}
 		}
 		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)

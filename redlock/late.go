@@ -19,17 +19,16 @@ type lateRounds struct {
 }
 
 // lateState is a round's part in lateRounds; lateRounds.mu guards token
-// and finished, and nodes is set before the round's decision is published.
+// and finished. track sets key, token and nodes before the round's
+// decision is published, and nothing changes them afterwards.
 type lateState struct {
+	key      string // the lock's Redis key
 	token    string // the key under which the round is tracked, "" when it is not
 	finished bool   // every node has answered
 	// nodes holds, by node index, what was seen of that node: nodeYes
 	// (the acquire's yes arrived) or nodeMissed (a release found nothing
 	// to delete there); nil when the round is not tracked.
 	nodes []atomic.Int32
-	// takeBack deletes the round's lock on one node, with no notice of
-	// its own to the line.
-	takeBack undoOp
 }
 
 // Per-node states of a tracked round.
@@ -38,10 +37,10 @@ const (
 	nodeMissed = 2
 )
 
-// track registers r, a won round of token over n nodes, unless every node
-// answered already; takeBack deletes its lock on one node. Call it before
-// publishing the decision.
-func (l *lateRounds) track(token string, r *round, n int, takeBack undoOp) {
+// track registers r, a won round that set key to token on up to n nodes,
+// unless every node answered already. Call it before publishing the
+// decision.
+func (l *lateRounds) track(key, token string, r *round, n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r.late.finished {
@@ -50,7 +49,7 @@ func (l *lateRounds) track(token string, r *round, n int, takeBack undoOp) {
 	if l.byToken == nil {
 		l.byToken = map[string]*round{}
 	}
-	r.late.token, r.late.nodes, r.late.takeBack = token, make([]atomic.Int32, n), takeBack
+	r.late.key, r.late.token, r.late.nodes = key, token, make([]atomic.Int32, n)
 	l.byToken[token] = r
 }
 

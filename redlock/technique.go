@@ -132,9 +132,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
-	t.late.track(a.Token, r, len(t.nodes), func(ctx context.Context, n *node, c redis.Conn) {
-		t.releaseOn(ctx, n, c, a.Key, a.Token)
-	})
+	t.late.track(a.Key, a.Token, r, len(t.nodes))
 	r.decide(false)
 	return engine.Grant{Fence: fence, Validity: validity}, handing{r, tl}, nil
 }
