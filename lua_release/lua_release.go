@@ -28,14 +28,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	t := &technique{
-		pool:    pool,
-		acquire: redis.NewScript(4, handoffSource+acquireSource),
-		abandon: redis.NewScript(4, handoffSource+abandonSource),
-		release: redis.NewScript(4, handoffSource+releaseSource),
-		extend:  scripts.ComparePExpire(),
-	}
-	e, err := engine.New(t, properties(), cfg, engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	e, err := engine.New(newTechnique(pool), properties(), cfg, engine.WithInboxNotices(pool), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +99,17 @@ const HandOffRecent = 25 * time.Millisecond
 // rkey (prefix included). The counter never expires: one small integer key
 // per lock name ever used.
 func FenceKey(rkey string) string { return engine.FenceKey(rkey) }
+
+// newTechnique returns lua_release's Redis commands over pool.
+func newTechnique(pool strategy.Pool) *technique {
+	return &technique{
+		pool:    pool,
+		acquire: redis.NewScript(4, handoffSource+acquireSource),
+		abandon: redis.NewScript(4, handoffSource+abandonSource),
+		release: redis.NewScript(4, handoffSource+releaseSource),
+		extend:  scripts.ComparePExpire(),
+	}
+}
 
 // technique holds lua_release's Redis commands.
 type technique struct {
