@@ -16,7 +16,9 @@
 //     notice names it or anyone (WithNotices: one pub/sub connection per
 //     node, package notify), when a local Unlock frees the key, when the
 //     holder's remaining TTL reported by the technique (BusyError) runs out,
-//     or when Config.Retry's wait ends, whichever comes first; transient
+//     or when Config.Retry's wait ends (capped, for a technique that keeps a
+//     line of waiters in Redis, so that the waiter keeps its place:
+//     WithLine), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed to it: by a release in Redis
 //     (a "grant:" notice, see notice.go; WithInboxNotices sends each notice
