@@ -1,0 +1,64 @@
+// Package line is the one owner of the Redis-side wait protocol that
+// lua_release and redlock share: the key and channel layout, the line of
+// waiters kept in Redis, the encodings of line members and release
+// notices, the fencing-counter construction, and the Lua prelude every
+// script of both techniques starts with.
+//
+//	import "github.com/lockzoo/lockzoo/internal/line"
+//
+// # Layout
+//
+// For a lock named name under Config.Prefix p, LockKey gives the lock's
+// key: p + "{" + name + "}", or p + name when that already carries a Redis
+// Cluster hash tag of its own (the first "{...}" with something between
+// the braces). Every other key of the lock is the lock key and a suffix,
+// so all of them hash to the lock's slot and start with p:
+//
+//	<lock>              the lock: the holder's token, with the TTL
+//	<lock>:fence        the fencing counter (expires FenceRetention after its last write + TTL)
+//	<lock>:line         the line of waiters: member -> order (a sorted set)
+//	<lock>:seen         the waiters' last attempts: member -> ms (a sorted set)
+//	<lock>:notice       release notices for anyone (pub/sub channel)
+//	<lock>:notice:<id>  release notices for the Locker named id
+//
+// so an ACL user with "~<p>* &<p>*" may do all lockzoo does. The article
+// techniques keep the key p + name their articles write, and the same
+// channel rule (Channel).
+//
+// # The line of waiters
+//
+// A waiter in Lock joins the line when an attempt of its is refused, with
+// a member "<ttl ms>/<locker>/<waiter>" (Member) and an order (the
+// server's arrival time in µs for lua_release, the Lock call's ticket for
+// redlock). While anyone waits, a free lock goes only to the head of the
+// line. A waiter unseen for Stale is dropped (it gave up or died); the
+// line's keys expire 4 × Stale after the last join, so a line outlives its
+// waiters by at most that.
+//
+// # Notices
+//
+// A release publishes one notice body (Notice) on the inbox of the Locker
+// whose waiter it concerns: "head:<waiter>" (the head may try now) or
+// "grant:<fence>:<waiter>" (the lock was handed to waiter, with that
+// fencing token), and "" on Channel for anyone.
+//
+// # Fencing tokens
+//
+// The counter of a lock is read and checked before a script writes
+// anything (a counter that is not a decimal integer in [0, 2^53), or a key
+// of another type, fails the script with an error naming the key, and
+// nothing is written). A new holder's token is the stored counter + 1, or,
+// when there is no counter (never written, expired after FenceRetention,
+// evicted, or lost in a restart), the server's clock in µs (TIME). It is
+// stored back with an expiry of TTL + FenceRetention.
+//
+// Tokens strictly increase for successive holders of a key provided that
+// (1) the server's clock does not step backwards, and (2) a key is not
+// locked more than once per µs on average over its counter's life: then
+// every counter stays at or below the server's clock, so a counter made
+// anew from the clock exceeds any token issued before. For redlock the
+// clock in (1) is that of the node that remade the counter, which must be
+// ahead of the clock that made the previous holder's token: the nodes'
+// clocks must differ by less than the time between one holder's acquire
+// and the next's.
+package line

@@ -1,0 +1,72 @@
+package line
+
+import "strings"
+
+// Suffixes of the keys and channels derived from a lock key.
+const (
+	fenceSuffix  = ":fence"
+	lineSuffix   = ":line"
+	seenSuffix   = ":seen"
+	noticeSuffix = ":notice"
+)
+
+// LockKey returns the Redis key of the lock name under prefix: prefix +
+// name when that holds a hash tag of its own (so a user's "{tag}" decides
+// the slot), else prefix + "{" + name + "}". Every key KeysOf derives from
+// it hashes to the same Redis Cluster slot and starts with prefix.
+func LockKey(prefix, name string) string {
+	if full := prefix + name; hasHashTag(full) {
+		return full
+	}
+	return prefix + "{" + name + "}"
+}
+
+// hasHashTag reports whether Redis Cluster hashes key by a tag: a "{"
+// followed, later, by a "}" with at least one byte between them (the first
+// "{" and the first "}" after it count).
+func hasHashTag(key string) bool {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return false
+	}
+	close := strings.IndexByte(key[open+1:], '}')
+	return close > 0
+}
+
+// Keys are the Redis keys of one lock, in the order the scripts take them
+// as KEYS.
+type Keys struct {
+	Lock  string // the lock itself
+	Fence string // its fencing counter
+	Line  string // its line of waiters: member -> order
+	Seen  string // the waiters' last attempts: member -> ms
+}
+
+// KeysOf returns the keys of the lock whose key is lock (see LockKey).
+func KeysOf(lock string) Keys {
+	return Keys{Lock: lock, Fence: lock + fenceSuffix, Line: lock + lineSuffix, Seen: lock + seenSuffix}
+}
+
+// All returns the keys as a script's KEYS: lock, fence, line, seen.
+func (k Keys) All() []any { return []any{k.Lock, k.Fence, k.Line, k.Seen} }
+
+// Channel is the pub/sub channel on which a release of the lock key lock
+// is announced to anyone: lock + ":notice".
+func Channel(lock string) string { return lock + noticeSuffix }
+
+// Inbox is the pub/sub channel on which the Locker named locker hears the
+// notices for lock that concern its waiters: Channel(lock) + ":" + locker.
+// Scripts build it the same way (inbox in prelude.lua).
+func Inbox(lock, locker string) string { return Channel(lock) + ":" + locker }
+
+// LockOf returns the lock key a channel made by Channel or Inbox belongs
+// to, and reports false for any other channel.
+func LockOf(channel string) (string, bool) {
+	if lock, ok := strings.CutSuffix(channel, noticeSuffix); ok {
+		return lock, true
+	}
+	if i := strings.LastIndex(channel, noticeSuffix+":"); i >= 0 {
+		return channel[:i], true
+	}
+	return "", false
+}

@@ -1,0 +1,17 @@
+package line
+
+import (
+	_ "embed"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+//go:embed prelude.lua
+var prelude string
+
+// Script returns the script body, of keyCount keys, with the prelude (the
+// functions lua_release's and redlock's scripts share) in front, ready to
+// run with EVALSHA and a NOSCRIPT fallback.
+func Script(keyCount int, body string) *redis.Script {
+	return redis.NewScript(keyCount, prelude+body)
+}
