@@ -1,39 +1,37 @@
-
 -- acquire: take the lock, serving waiters in the order they arrived.
--- KEYS[1] the lock, KEYS[2] its fencing counter, KEYS[3] the line (a sorted
--- set: member -> arrival time in µs), KEYS[4] the waiters' last-seen times
--- (a sorted set: member -> ms).
+-- KEYS the lock, its fencing counter, its line (member -> arrival in µs)
+-- and the waiters' last-seen times (member -> ms) (protocol.Keys).
 -- ARGV[1] the owner's token; ARGV[2] the TTL in ms; ARGV[3] "1" when the
--- caller waits in line (Lock), "0" when it does not (TryLock); ARGV[4] how
--- long, in ms, a waiter may go unseen before it is dropped from the line;
--- ARGV[5] the waiter's name (the same for every attempt of one Lock call);
--- ARGV[6] the name of its Locker.
--- A waiter's line member is "<ttl ms>/<locker>/<name>", so that a release
--- that hands it the lock knows the TTL to set and where to send the notice
--- (see handoff.lua).
--- Replies {1, fence} when the lock is ours: it is set with the TTL and the
--- never-expiring counter has been incremented to fence. Replies {2, fence,
+-- caller waits in line (Lock), "0" when it does not (TryLock); ARGV[4]
+-- protocol.Stale in ms; ARGV[5] the waiter's name (the same for every attempt
+-- of one Lock call); ARGV[6] its line member (protocol.Member: the TTL, its
+-- Locker and its name, so that a release that hands it the lock knows the
+-- TTL to set and where to send the notice, see handoff.lua); ARGV[7]
+-- protocol.FenceRetention in ms.
+-- Replies {1, fence} when the lock is ours: it is set with the TTL and
+-- fence is the new fencing token (see package line). Replies {2, fence,
 -- pttl} when a release already handed the lock to this waiter: the lock
 -- holds the waiter's name and has pttl ms left. Replies {0, pttl}
 -- otherwise: pttl is what the holder's lock has left (-2: the lock is free
 -- but reserved for the waiter at the head of the line).
+-- The counter is read first: a bad one fails the script before it writes.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local token, ttl, waits, stale, me = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4]), ARGV[5]
-local member = ttl .. "/" .. ARGV[6] .. "/" .. me
+local token, ttl, waits, stale = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4])
+local me, member, retention = ARGV[5], ARGV[6], ARGV[7]
+local stored = readFence(fence)
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		redis.call("ZREM", line, member)
-		redis.call("ZREM", seen, member)
-		return {1, redis.call("INCR", fence)}
+		return {1, writeFence(fence, nextFence(stored), ttl, retention)}
 	end
 	return nil
 end
 
 -- Nobody waits: the plain SET NX PX (the uncontended path).
 if redis.call("EXISTS", line) == 0 then
-	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		return {1, redis.call("INCR", fence)}
+	local won = take()
+	if won then
+		return won
 	end
 	if not waits then
 		return {0, redis.call("PTTL", lock)}
@@ -42,26 +40,22 @@ end
 
 -- Handed to us by a release whose notice this attempt overtook.
 if waits and redis.call("GET", lock) == me then
-	return {2, tonumber(redis.call("GET", fence)) or 0, redis.call("PTTL", lock)}
+	return {2, stored or 0, redis.call("PTTL", lock)}
 end
 
-local t = redis.call("TIME")
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nowMs = math.floor(nowUs / 1000)
-
-dropStale(line, seen, nowMs, stale) -- see handoff.lua
+local nowU = nowUs()
+local now = math.floor(nowU / 1000)
+dropStale(line, seen, now, stale)
 
 local head = redis.call("ZRANGE", line, 0, 0)[1]
 if head == nil or head == member then
 	local won = take()
 	if won then
+		leave(line, seen, member)
 		return won
 	end
 end
 if waits then
-	redis.call("ZADD", line, "NX", nowUs, member)
-	redis.call("ZADD", seen, nowMs, member)
-	redis.call("PEXPIRE", line, stale * 4)
-	redis.call("PEXPIRE", seen, stale * 4)
+	join(line, seen, nowU, member, now, stale)
 end
 return {0, redis.call("PTTL", lock)}

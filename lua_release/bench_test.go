@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
@@ -88,7 +89,8 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		reply, err := redis.Int64s(acquire.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, 10000, "1", 250, key, "L"))
+		k := protocol.KeysOf(protocol.LockKey("lock:", key))
+		reply, err := redis.Int64s(acquire.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, 10000, "1", 250, key, "10000/L/"+key, protocol.FenceRetention.Milliseconds()))
 		c.Close()
 		if err != nil {
 			return err
@@ -100,7 +102,7 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		n, err := redis.Int(release.DoContext(ctx, c, key, luarelease.FenceKey(key), "line:"+key, "seen:"+key, key, "lockzoo:released:"+key, 250, 25))
+		n, err := redis.Int(release.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, protocol.Channel(k.Lock), 250, 25, protocol.FenceRetention.Milliseconds()))
 		c.Close()
 		if err == nil && n != 1 {
 			err = errors.New("release: not released")

@@ -13,7 +13,7 @@ import (
 // Scripts returns the acquire and release scripts, for the benchmark that
 // runs them bare.
 func Scripts() (acquire, release *redis.Script) {
-	t := newTechnique(nil)
+	t := newTechnique(nil, FenceRetention)
 	return t.acquire, t.release
 }
 
@@ -22,12 +22,18 @@ func Scripts() (acquire, release *redis.Script) {
 // included) with a lock TTL of ttl: its line member is
 // "<ttl ms>/<locker>/<waiter>".
 func AbandonForTest(ctx context.Context, pool strategy.Pool, key, waiter, locker string, ttl time.Duration) {
-	newTechnique(pool).Abandon(ctx, engine.Attempt{Key: key, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
+	newTechnique(pool, FenceRetention).Abandon(ctx, engine.Attempt{Key: key, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
 }
 
 // AcquireForTest runs the technique's Acquire for one attempt of a Lock
 // call (Waits) with owner token token, by the waiter named waiter of the
 // Locker named locker, on the Redis key key (prefix included).
 func AcquireForTest(ctx context.Context, pool strategy.Pool, key, token, waiter, locker string, ttl time.Duration) (engine.Grant, error) {
-	return newTechnique(pool).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
+	return newTechnique(pool, FenceRetention).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
+}
+
+// NewWithRetention is New with fencing counters kept for retention after
+// their lock's TTL instead of FenceRetention.
+func NewWithRetention(pool strategy.Pool, cfg strategy.Config, retention time.Duration) (*Locker, error) {
+	return newLocker(pool, cfg, retention)
 }

@@ -13,17 +13,18 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// Redis keys of the lock "k" under the default prefix.
-const (
-	lockK  = "lock:k"
-	lineK  = "lockzoo:line:lock:k"
-	seenK  = "lockzoo:seen:lock:k"
-	inboxK = "lockzoo:released:lock:k" // + "/" + a Locker's name
+// Redis keys of the lock "k" under the default prefix (protocol.KeysOf).
+var (
+	lockK  = protocol.LockKey("lock:", "k")
+	lineK  = protocol.KeysOf(lockK).Line
+	seenK  = protocol.KeysOf(lockK).Seen
+	inboxK = protocol.Channel(lockK) // + ":" + a Locker's name: protocol.Inbox
 )
 
 // TestReleaseToWaitingHead: A holds "k" and B, in another Locker, waits
@@ -116,7 +117,7 @@ func releaseToWaiter(ctx context.Context, t *testing.T, node *redistest.Node, re
 	}
 	bDone := lockLease(ctx, lb, "k")
 	waitInLine(t, node, lineK, 1)
-	waitSubscribed(t, node, inboxK+"/")
+	waitSubscribed(t, node, inboxK+":")
 	if ready != nil {
 		ready()
 	}
@@ -206,7 +207,7 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			line:      []member{{name: w2}},
 			wantLock:  "w2",
 			wantFence: 6,
-			wantSent:  []string{inboxK + "/L2 grant:6:w2"},
+			wantSent:  []string{inboxK + ":L2 grant:6:w2"},
 		},
 		{
 			name:      "nobody else in line: the lock is deleted",
@@ -225,7 +226,7 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			line:      []member{{name: w2, age: (luarelease.HandOffRecent + luarelease.LineStale) / 2}},
 			wantFence: 5,
 			wantLine:  []string{w2},
-			wantSent:  []string{inboxK + "/L2 head:w2"},
+			wantSent:  []string{inboxK + ":L2 head:w2"},
 		},
 		{
 			name:      "waiter that holds nothing only leaves the line",
@@ -352,7 +353,7 @@ type keySubscriber struct {
 // sentinelChannel is where published ends the messages to collect: it is
 // published after the command under test, on the same server, so every
 // notice that command sent arrives before it.
-const sentinelChannel = inboxK + "/sentinel"
+var sentinelChannel = protocol.Inbox(lockK, "sentinel")
 
 // subscribeKey subscribes a connection of its own to inboxK and all of
 // its inboxes, and closes it when the test ends.

@@ -1,55 +1,43 @@
--- handoff: the functions shared by acquire.lua, release.lua and
--- abandon.lua, which start with this file.
+-- handoff: lua_release's hand-off, shared by release.lua and abandon.lua,
+-- which start with the prelude (package protocol) and this file.
 --
--- dropStale takes the waiters unseen for `stale` ms (they gave up or
--- died) out of the line.
-local function dropStale(line, seen, nowMs, stale)
-	local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", nowMs - stale)
-	if #gone > 0 then
-		redis.call("ZREM", line, unpack(gone))
-		redis.call("ZREM", seen, unpack(gone))
-	end
-end
-
--- handOn passes the lock on once its owner is done with it: when the
--- head of the line made an attempt within the last `recent` ms, the lock
--- is set to that waiter's name with the waiter's TTL, the fencing counter
--- is incremented, the waiter leaves the line and a "grant:<fence>:<waiter>"
--- notice tells it that it holds the lock. Otherwise the lock is deleted
--- and, when anyone waits, a "head:<waiter>" notice tells the head to try.
--- Line members are "<ttl ms>/<locker>/<waiter>"; a notice goes to the
--- waiter's Locker only, on channel .. "/" .. locker. Waiters unseen for
--- `stale` ms are dropped first.
-local function handOn(lock, fence, line, seen, channel, stale, recent)
+-- handOn passes the lock on once its owner is done with it: when the head
+-- of the line made an attempt within the last `recent` ms, the lock is set
+-- to that waiter's name with the waiter's TTL, the waiter gets the next
+-- fencing token and leaves the line, and a hand-off notice tells it that
+-- it holds the lock. Otherwise the lock is deleted and, when anyone waits,
+-- a head notice tells the head to try. Notices go to the waiter's Locker
+-- only (inbox). Waiters unseen for `stale` ms are dropped first. The
+-- fencing counter is read before anything is written, so a bad counter
+-- fails the script with nothing written.
+local function handOn(lock, fence, line, seen, channel, stale, recent, retention)
 	if redis.call("EXISTS", line) == 0 then -- nobody waits: the plain delete
 		redis.call("DEL", lock)
 		return
 	end
-	local t = redis.call("TIME")
-	local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-	dropStale(line, seen, nowMs, stale)
+	local stored = readFence(fence)
+	local now = nowMs()
+	dropStale(line, seen, now, stale)
 	local head = redis.call("ZRANGE", line, 0, 0)[1]
 	if not head then
 		redis.call("DEL", lock)
 		return
 	end
-	local ttl, locker, waiter = string.match(head, "^(%d+)/([^/]*)/(.+)$")
+	local ttl, locker, waiter = parseMember(head)
 	if not ttl then -- not ours: drop it
-		redis.call("ZREM", line, head)
-		redis.call("ZREM", seen, head)
+		leave(line, seen, head)
 		redis.call("DEL", lock)
 		return
 	end
-	local inbox = channel .. "/" .. locker
 	local last = tonumber(redis.call("ZSCORE", seen, head))
-	if last and last >= nowMs - recent then
+	if last and last >= now - recent then
 		redis.call("SET", lock, waiter, "PX", ttl)
-		local f = redis.call("INCR", fence)
-		redis.call("ZREM", line, head)
-		redis.call("ZREM", seen, head)
-		redis.call("PUBLISH", inbox, "grant:" .. f .. ":" .. waiter)
+		local f = writeFence(fence, nextFence(stored), ttl, retention)
+		leave(line, seen, head)
+		redis.call("PUBLISH", inbox(channel, locker), handOffNotice(f, waiter))
 		return
 	end
 	redis.call("DEL", lock)
-	redis.call("PUBLISH", inbox, "head:" .. waiter)
+	redis.call("PUBLISH", inbox(channel, locker), headNotice(waiter))
 end
+

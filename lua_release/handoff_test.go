@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -71,7 +72,7 @@ func TestReleaseNoticeWakesRemoteWaiter(t *testing.T) {
 		t.Fatalf("Lock() = %v, want nil", err)
 	}
 	done := lockAsync(ctx, waiter, "k")
-	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	waitSubscribed(t, node, inboxK)
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
@@ -95,7 +96,7 @@ func TestLostNoticeFallsBackToTimer(t *testing.T) {
 		t.Fatalf("Lock() = %v, want nil", err)
 	}
 	done := lockAsync(ctx, waiter, "k")
-	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	waitSubscribed(t, node, inboxK)
 	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
 		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
 	}
@@ -111,11 +112,11 @@ func TestLostNoticeFallsBackToTimer(t *testing.T) {
 		t.Fatalf("Lock() = %v, want nil", err)
 	}
 	done = lockAsync(ctx, slow, "k")
-	waitSubscribed(t, node, "lockzoo:released:lock:k")
+	waitSubscribed(t, node, inboxK)
 	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
 		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
 	}
-	waitSubscribed(t, node, "lockzoo:released:lock:k") // resubscribed after reconnecting
+	waitSubscribed(t, node, inboxK) // resubscribed after reconnecting
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
@@ -164,7 +165,7 @@ func TestLocalWaitersAreServedInOrder(t *testing.T) {
 		order <- "B"
 		bHolds <- lease
 	}()
-	waitSubscribed(t, node, "lockzoo:released:lock:k") // B is waiting
+	waitSubscribed(t, node, inboxK) // B is waiting
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
@@ -214,7 +215,7 @@ func TestFencesIncrease(t *testing.T) {
 			t.Fatalf("Unlock() #%d = %v, want nil", i, err)
 		}
 	}
-	if got, err := redis.Uint64(node.Do("GET", luarelease.FenceKey("lock:fenced"))); err != nil || got != last {
+	if got, err := redis.Uint64(node.Do("GET", luarelease.FenceKey(protocol.LockKey("lock:", "fenced")))); err != nil || got != last {
 		t.Errorf("fence counter = %d, %v; want %d", got, err, last)
 	}
 }

@@ -36,7 +36,7 @@ func TestLineServesRemoteWaiterFirst(t *testing.T) {
 		}
 		bDone <- err
 	}()
-	waitInLine(t, node, "lockzoo:line:lock:k", 1)
+	waitInLine(t, node, lineK, 1)
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatalf("A Unlock() = %v, want nil", err)
 	}
@@ -72,7 +72,7 @@ func TestAbandonLeavesTheLine(t *testing.T) {
 	if _, err := newLocker(t, node.Pool(), strategy.Config{}).Lock(short, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
 		t.Fatalf("Lock() = %v, want %v", err, strategy.ErrNotAcquired)
 	}
-	if n, err := redis.Int(node.Do("ZCARD", "lockzoo:line:lock:k")); err != nil || n != 0 {
+	if n, err := redis.Int(node.Do("ZCARD", lineK)); err != nil || n != 0 {
 		t.Errorf("ZCARD line after the waiter gave up = %d, %v; want 0", n, err)
 	}
 	if err := holder.Unlock(ctx); err != nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -25,10 +25,16 @@ var _ strategy.Locker = (*Locker)(nil)
 // It returns an error wrapping strategy.ErrInvalidConfig when pool is nil or
 // a Config field is out of range (negative TTL, TTL below 1 ms).
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
+	return newLocker(pool, cfg, FenceRetention)
+}
+
+// newLocker is New with fencing counters kept for retention after their
+// lock's TTL (tests shorten it).
+func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	e, err := engine.New(newTechnique(pool), properties(), cfg, engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	e, err := engine.New(newTechnique(pool, retention), properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}
@@ -77,70 +83,77 @@ var (
 	//go:embed release.lua
 	releaseSource string
 	//go:embed handoff.lua
-	handoffSource string // the first part of acquire.lua, release.lua and abandon.lua
+	handoffSource string // after the prelude, the first part of release.lua and abandon.lua
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
-// it loses its place in the line. Lock attempts at least every
+// it loses its place in the line (protocol.Stale). Lock attempts at least every
 // strategy.DefaultRetryMax with the default Retry, and at least every
 // LineStale/2 whatever the Retry policy, so a live waiter keeps its place.
-const LineStale = 250 * time.Millisecond
+const LineStale = protocol.Stale
 
 // HandOffRecent is how recently the waiter at the head of the line must
-// have made an attempt for a release to hand it the lock directly. A
-// waiter in Lock attempts at least every strategy.DefaultRetryMax with the
-// default Retry; when the head was not seen that recently (a slower Retry
-// policy, or a waiter that may have died), the release deletes the lock and
-// names the head in its notice instead, and the lock waits for that head
-// for up to LineStale.
-const HandOffRecent = 25 * time.Millisecond
+// have made an attempt for a release to hand it the lock directly
+// (protocol.HandOffRecent). A waiter in Lock attempts at least every
+// strategy.DefaultRetryMax with the default Retry; when the head was not
+// seen that recently (a slower Retry policy, or a waiter that may have
+// died), the release deletes the lock and names the head in its notice
+// instead, and the lock waits for that head for up to LineStale.
+const HandOffRecent = protocol.HandOffRecent
+
+// FenceRetention is how long a lock's fencing counter outlives the TTL of
+// the last lock it fenced (protocol.FenceRetention); see the package
+// documentation for what happens after.
+const FenceRetention = protocol.FenceRetention
 
 // FenceKey is the Redis key of the fencing counter kept for the lock key
-// rkey (prefix included). The counter never expires: one small integer key
-// per lock name ever used.
-func FenceKey(rkey string) string { return engine.FenceKey(rkey) }
+// rkey (see the package documentation for the layout).
+func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 
-// newTechnique returns lua_release's Redis commands over pool.
-func newTechnique(pool strategy.Pool) *technique {
+// newTechnique returns lua_release's Redis commands over pool, with
+// fencing counters kept for retention after their lock's TTL.
+func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	return &technique{
-		pool:    pool,
-		acquire: redis.NewScript(4, handoffSource+acquireSource),
-		abandon: redis.NewScript(4, handoffSource+abandonSource),
-		release: redis.NewScript(4, handoffSource+releaseSource),
-		extend:  scripts.ComparePExpire(),
+		pool:      pool,
+		acquire:   protocol.Script(4, acquireSource),
+		abandon:   protocol.Script(4, handoffSource+abandonSource),
+		release:   protocol.Script(4, handoffSource+releaseSource),
+		extend:    scripts.ComparePExpire(),
+		retention: retention.Milliseconds(),
 	}
 }
 
 // technique holds lua_release's Redis commands.
 type technique struct {
-	pool    strategy.Pool
-	acquire *redis.Script
-	abandon *redis.Script
-	release *redis.Script
-	extend  *redis.Script
+	pool      strategy.Pool
+	acquire   *redis.Script
+	abandon   *redis.Script
+	release   *redis.Script
+	extend    *redis.Script
+	retention int64 // ms
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	line, seen := engine.LineKeys(a.Key)
+	k := protocol.KeysOf(a.Key)
 	waits := "0"
 	if a.Waits {
 		waits = "1"
 	}
-	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire,
-		a.Key, FenceKey(a.Key), line, seen, a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, a.Locker))
+	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire, k.Lock, k.Fence, k.Line, k.Seen,
+		a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, member(a), t.retention))
 	switch {
 	case err != nil:
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: %w", a.Key, err)
+		return engine.Grant{}, fmt.Errorf("acquire %q: %w", a.Key, err)
 	case len(reply) == 2 && reply[0] == 1:
 		return engine.Grant{Fence: uint64(reply[1])}, nil
 	case len(reply) == 2 && reply[0] == 0:
-		return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: %w", &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])})
+		return engine.Grant{}, &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])}
 	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
 		return engine.Grant{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
 	}
-	return engine.Grant{}, fmt.Errorf("lockzoo: lua_release: acquire %q: unexpected reply %v", a.Key, reply)
+	return engine.Grant{}, fmt.Errorf("acquire %q: unexpected reply %v", a.Key, reply)
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the
@@ -162,21 +175,20 @@ func remaining(pttl int64) time.Duration {
 // alone: the waiter drops out of the line by itself after LineStale, and a
 // lock handed to it expires after its TTL.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	line, seen := engine.LineKeys(a.Key)
-	_, _ = engine.Eval(ctx, t.pool, t.abandon, a.Key, FenceKey(a.Key), line, seen,
-		member(a), a.Waiter, engine.ReleaseChannel(a.Key), LineStale.Milliseconds(), HandOffRecent.Milliseconds())
+	k := protocol.KeysOf(a.Key)
+	_, _ = engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
+		member(a), a.Waiter, protocol.Channel(a.Key), LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention)
 }
 
-// member is a waiter's name in the line: its TTL in ms, its Locker's name
-// and its own, joined by "/" (see acquire.lua).
+// member is a waiter's name in the line (protocol.Member).
 func member(a engine.Attempt) string {
-	return strconv.FormatInt(a.TTL.Milliseconds(), 10) + "/" + a.Locker + "/" + a.Waiter
+	return protocol.Member{TTL: a.TTL, Locker: a.Locker, Waiter: a.Waiter}.String()
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	line, seen := engine.LineKeys(h.Key)
-	return t.owned(engine.Eval(ctx, t.pool, t.release, h.Key, FenceKey(h.Key), line, seen,
-		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds()))
+	k := protocol.KeysOf(h.Key)
+	return t.owned(engine.Eval(ctx, t.pool, t.release, k.Lock, k.Fence, k.Line, k.Seen,
+		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -50,10 +51,10 @@ func TestRedisState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() = %v, want nil", err)
 	}
-	if got, err := redis.String(node.Do("GET", "p:k")); err != nil || got != lease.Token() {
+	if got, err := redis.String(node.Do("GET", protocol.LockKey("p:", "k"))); err != nil || got != lease.Token() {
 		t.Errorf("GET p:k = %q, %v; want the lease token %q", got, err, lease.Token())
 	}
-	before, err := redis.Int64(node.Do("PTTL", "p:k"))
+	before, err := redis.Int64(node.Do("PTTL", protocol.LockKey("p:", "k")))
 	if err != nil || before <= 0 || before > 2000 {
 		t.Fatalf("PTTL before Extend = %d, %v; want in (0, 2000]", before, err)
 	}
@@ -61,7 +62,7 @@ func TestRedisState(t *testing.T) {
 	if err := lease.Extend(ctx, 30*time.Second); err != nil {
 		t.Fatalf("Extend() = %v, want nil", err)
 	}
-	after, err := redis.Int64(node.Do("PTTL", "p:k"))
+	after, err := redis.Int64(node.Do("PTTL", protocol.LockKey("p:", "k")))
 	if err != nil || after <= 20000 {
 		t.Errorf("PTTL after Extend(30s) = %d, %v; want > 20000", after, err)
 	}
@@ -71,7 +72,7 @@ func TestRedisState(t *testing.T) {
 	if err := lease.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
-	if n, err := redis.Int(node.Do("EXISTS", "p:k")); err != nil || n != 0 {
+	if n, err := redis.Int(node.Do("EXISTS", protocol.LockKey("p:", "k"))); err != nil || n != 0 {
 		t.Errorf("EXISTS p:k after Unlock = %d, %v; want 0", n, err)
 	}
 }
@@ -103,7 +104,7 @@ func TestNoScriptFallback(t *testing.T) {
 	if err := second.Unlock(ctx); err != nil {
 		t.Errorf("Unlock() after SCRIPT FLUSH = %v, want nil", err)
 	}
-	if n, err := redis.Int(node.Do("EXISTS", "lock:a")); err != nil || n != 0 {
+	if n, err := redis.Int(node.Do("EXISTS", protocol.LockKey("lock:", "a"))); err != nil || n != 0 {
 		t.Errorf("EXISTS lock:a = %d, %v; want 0", n, err)
 	}
 }

@@ -1,32 +1,33 @@
-
 -- acquire: one node's vote in a Redlock round, serving waiters in the
--- order of their tickets.
--- KEYS[1] the lock, KEYS[2] its fencing counter (never expires), KEYS[3]
--- the line (a sorted set: member -> ticket), KEYS[4] the waiters'
--- last-seen times (a sorted set: member -> ms).
+-- order of their tickets. It starts with the prelude (package protocol).
+-- KEYS the lock, its fencing counter, its line (member -> ticket) and the
+-- waiters' last-seen times (member -> ms) (protocol.Keys).
 -- ARGV[1] the owner's token, ARGV[2] the TTL in ms, ARGV[3] the name of
 -- the Lock call (its tokens are that name, or that name and "." and a
 -- number), ARGV[4] "1" when the caller waits in line (Lock), "0" when it
 -- does not (TryLock), ARGV[5] the call's ticket (when it began, in µs of
 -- the client's clock: the same on every node, so every node orders the
--- line alike), ARGV[6] how long, in ms, a waiter may go unseen before it
--- is dropped from the line, ARGV[7] the waiter's line member
--- ("<locker>/<name>"), ARGV[8] the token of a lock to release first, or ""
--- (a hand-over: Unlock passing its lock to a waiter of the same Locker),
--- ARGV[9] the key's release-notice channel.
+-- line alike), ARGV[6] protocol.Stale in ms, ARGV[7] the waiter's line
+-- member (protocol.Member), ARGV[8] the token of a lock to release first,
+-- or "" (a hand-over: Unlock passing its lock to a waiter of the same
+-- Locker), ARGV[9] the lock's notice channel (protocol.Channel), ARGV[10]
+-- protocol.FenceRetention in ms.
 -- Replies {1, counter, released} when the lock is now ours on this node:
--- it is set with the TTL and the counter has been incremented to counter,
--- in the same step. Otherwise replies {0, pttl, released} when someone else
--- holds it (-2: it is free but kept for a waiter with an earlier ticket),
--- and {2, pttl, released} when it holds a token of our own Lock call (left
--- by an earlier attempt, whose release is on its way): pttl is what that
--- lock has left in ms (-1: it has no expiry). released is 1 when the lock
--- held ARGV[8] and was deleted first, else 0; a lock released so and not
--- taken is announced as release.lua does.
+-- it is set with the TTL and counter is this node's next fencing token,
+-- stored in the same step (see package protocol). Otherwise replies {0,
+-- pttl, released} when someone else holds it (-2: it is free but kept for
+-- a waiter with an earlier ticket), and {2, pttl, released} when it holds
+-- a token of our own Lock call (left by an earlier attempt, whose release
+-- is on its way): pttl is what that lock has left in ms (-1: it has no
+-- expiry). released is 1 when the lock held ARGV[8] and was deleted
+-- first, else 0; a lock released so and not taken is announced as
+-- release.lua does. The counter is read first: a bad one fails the script
+-- before it writes.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
 local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local prev, channel = ARGV[8], ARGV[9]
+local prev, channel, retention = ARGV[8], ARGV[9], ARGV[10]
+local stored = readFence(fence)
 
 local released = 0
 if prev ~= "" and redis.call("GET", lock) == prev then
@@ -38,14 +39,14 @@ end
 -- but did not take to the head of the line.
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
-		tellHead(line, channel)
+		tellHead(line, seen, channel)
 	end
 	return {status, n, released}
 end
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		return reply(1, redis.call("INCR", fence))
+		return reply(1, writeFence(fence, nextFence(stored), ttl, retention))
 	end
 	return nil
 end
@@ -74,20 +75,14 @@ if v and ours(v) then
 	return reply(2, redis.call("PTTL", lock))
 end
 local now = nowMs()
--- Drop waiters that stopped asking (gave up or died).
-local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
-if #gone > 0 then
-	redis.call("ZREM", line, unpack(gone))
-	redis.call("ZREM", seen, unpack(gone))
-end
+dropStale(line, seen, now, stale)
 -- The lock goes to the earliest ticket among the waiters and us.
 local head = redis.call("ZRANGE", line, 0, 0, "WITHSCORES")
 local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
 	or (ticket == tonumber(head[2]) and member < head[1])
 if first and not v then
 	local won = take()
-	redis.call("ZREM", line, member)
-	redis.call("ZREM", seen, member)
+	leave(line, seen, member)
 	return won
 end
 if waits then

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -44,7 +45,7 @@ func TestQuorumOneTwoHolders(t *testing.T) {
 			holds(a), a.Deadline(), holds(b), b.Deadline())
 	}
 	waitIdle(t, clientB)
-	wantValues(t, nodes, "lock:res", []string{a.Token(), b.Token(), b.Token(), b.Token(), b.Token()})
+	wantValues(t, nodes, protocol.LockKey("lock:", "res"), []string{a.Token(), b.Token(), b.Token(), b.Token(), b.Token()})
 
 	majority := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
 	if _, err := majority.TryLock(ctx, "res"); !errors.Is(err, strategy.ErrNotAcquired) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -45,8 +46,8 @@ func TestTwoNodesKilled(t *testing.T) {
 		t.Errorf("Unlock() with 2 nodes killed = %v, want nil", err)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes[:3], "lock:held", repeat("", 3))
-	wantValues(t, nodes[:3], "lock:other", repeat("", 3))
+	wantValues(t, nodes[:3], protocol.LockKey("lock:", "held"), repeat("", 3))
+	wantValues(t, nodes[:3], protocol.LockKey("lock:", "other"), repeat("", 3))
 	again, err := l.TryLock(ctx, "held")
 	if err != nil {
 		t.Fatalf("TryLock() after Unlock = %v, want nil", err)
@@ -94,8 +95,8 @@ func TestThreeNodesKilled(t *testing.T) {
 	waitIdle(t, l)
 	// The failed attempts released what they took on the live nodes, and
 	// the Unlock released the held lock there.
-	wantValues(t, nodes[:2], "lock:k", repeat("", 2))
-	wantValues(t, nodes[:2], "lock:held", repeat("", 2))
+	wantValues(t, nodes[:2], protocol.LockKey("lock:", "k"), repeat("", 2))
+	wantValues(t, nodes[:2], protocol.LockKey("lock:", "held"), repeat("", 2))
 }
 
 // TestOneNodeFrozen: with one node frozen, Lock, Extend and Unlock
@@ -137,7 +138,7 @@ func TestOneNodeFrozen(t *testing.T) {
 		return nil
 	})
 	quick("Unlock()", func() error { return lease.Unlock(ctx) })
-	wantValues(t, nodes[:4], "lock:k", repeat("", 4))
+	wantValues(t, nodes[:4], protocol.LockKey("lock:", "k"), repeat("", 4))
 }
 
 // TestFailedAcquireReleasesLateNode: an attempt refused by a majority is
@@ -154,7 +155,7 @@ func TestFailedAcquireReleasesLateNode(t *testing.T) {
 	}
 	waitIdle(t, l)
 	for _, n := range nodes[:3] {
-		if _, err := n.Do("SET", "lock:k", "other", "PX", 60000); err != nil {
+		if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "other", "PX", 60000); err != nil {
 			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
 		}
 	}
@@ -173,8 +174,8 @@ func TestFailedAcquireReleasesLateNode(t *testing.T) {
 	}
 	nodes[4].Resume() // the SET now runs, after the decision
 	waitIdle(t, l)
-	if got := calls(t, nodes[4], "set"); got != 1 {
-		t.Errorf("SET calls on the late node = %d, want 1 (the late SET, in the acquire script)", got)
+	if got := calls(t, nodes[4], "set"); got != 2 {
+		t.Errorf("SET calls on the late node = %d, want 2 (the late SET and its fencing counter's, in the acquire script)", got)
 	}
 	if got := calls(t, nodes[4], "del"); got != 1 {
 		t.Errorf("DEL calls on the late node = %d, want 1 (its release)", got)
@@ -182,7 +183,7 @@ func TestFailedAcquireReleasesLateNode(t *testing.T) {
 	if got := calls(t, nodes[4], "evalsha"); got != 2 {
 		t.Errorf("EVALSHA calls on the late node = %d, want 2 (the late acquire script and its release)", got)
 	}
-	wantValues(t, nodes, "lock:k", []string{"other", "other", "other", "", ""})
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), []string{"other", "other", "other", "", ""})
 }
 
 // TestNodeTimeoutBoundsFrozenNodes uses the default NodeTimeout (a tenth
@@ -230,7 +231,7 @@ func TestUnlockReleasedDespiteFailures(t *testing.T) {
 			nodes := startNodes(t, 5)
 			ctx := context.Background()
 			for _, n := range nodes[3:] {
-				if _, err := n.Do("SET", "lock:k", "other", "PX", 60000); err != nil {
+				if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "other", "PX", 60000); err != nil {
 					t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
 				}
 			}
@@ -246,7 +247,7 @@ func TestUnlockReleasedDespiteFailures(t *testing.T) {
 				t.Errorf("Unlock() = %v, want nil (released on the survivors)", err)
 			}
 			waitIdle(t, l)
-			wantValues(t, nodes[:3-killed], "lock:k", repeat("", 3-killed))
+			wantValues(t, nodes[:3-killed], protocol.LockKey("lock:", "k"), repeat("", 3-killed))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
 var (
@@ -21,10 +22,9 @@ var (
 )
 
 // FenceKey is the Redis key of the fencing counter kept on every node for
-// the lock key rkey (prefix included): "lockzoo:fence:" + rkey, the naming
-// lua_release uses. The counter never expires: one small integer key per
-// lock name ever used, on every node.
-func FenceKey(rkey string) string { return engine.FenceKey(rkey) }
+// the lock key rkey (protocol.KeysOf, as lua_release names it). It expires
+// protocol.FenceRetention after the TTL of the last lock it fenced.
+func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 
 // pointBeforeWriteBack is reached when an acquire won its quorum but the
 // yes-voters' counters disagree, before the write-back round (see
@@ -69,7 +69,7 @@ var errNotOurs = errors.New("the lock is no longer ours on this node")
 //
 // The round's goroutines end on their own within NodeTimeout (see fanOut);
 // nothing is undone here: a failed acquire releases every node afterwards.
-func (t *technique) writeBack(ctx context.Context, key, token string, f int64, behind []int, need int, giveUp <-chan time.Time) error {
+func (t *technique) writeBack(ctx context.Context, key, token string, ttl time.Duration, f int64, behind []int, need int, giveUp <-chan time.Time) error {
 	nodes := make([]*node, len(behind))
 	for i, idx := range behind {
 		nodes[i] = t.nodes[idx]
@@ -77,7 +77,7 @@ func (t *technique) writeBack(ctx context.Context, key, token string, f int64, b
 	keys := []any{key, FenceKey(key)}
 	fs := strconv.FormatInt(f, 10)
 	raise := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalScript(ctx, n, c, t.raise, keys, token, fs))
+		a := compareVote(t.evalScript(ctx, n, c, t.raise, keys, token, fs, ttl.Milliseconds(), t.retention))
 		if a.vote == voteNo {
 			a = answer{vote: voteFailed, err: errNotOurs}
 		}
@@ -128,7 +128,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, tl *tally, budg
 		defer timer.Stop()
 		giveUp = timer.C
 	}
-	if err := t.writeBack(ctx, a.Key, a.Token, f, behind, t.s.quorum-atF, giveUp); err != nil {
+	if err := t.writeBack(ctx, a.Key, a.Token, a.TTL, f, behind, t.s.quorum-atF, giveUp); err != nil {
 		return 0, err
 	}
 	return uint64(f), nil

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -97,7 +98,7 @@ func applyEvent(t *testing.T, nodes []*redistest.Node, ev nodeEvent) {
 	if len(ev.restart) == 0 {
 		return
 	}
-	counters := fenceCounters(t, nodes, "lock:k")
+	counters := fenceCounters(t, nodes, protocol.LockKey("lock:", "k"))
 	top := slicesMax(counters)
 	for _, i := range ev.restart {
 		if counters[i] == 0 || counters[i] >= top {
@@ -133,9 +134,10 @@ func slicesMax(s []int64) int64 {
 // TestFenceWriteBack makes the nodes' counters disagree by hand, so that
 // the quorum that grants the lock returns different counters: the fence is
 // one above the largest (1001), and the write-back round raises the
-// others, so that afterwards the whole quorum holds it. The counters never
-// expire. The next holder finds them in step and gets 1002 everywhere
-// without a write-back.
+// others, so that afterwards the whole quorum holds it. (Nodes not set by
+// hand are set to 1: a node without a counter starts from its clock.) The
+// counters expire TTL + FenceRetention after their last write. The next
+// holder finds them in step and gets 1002 everywhere without a write-back.
 func TestFenceWriteBack(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -163,13 +165,17 @@ func TestFenceWriteBack(t *testing.T) {
 			nodes := startNodes(t, 5)
 			ctx := context.Background()
 			l := newLocker(t, nodes, redlock.Config{Quorum: tt.quorum, NodeTimeout: patient})
-			for i, v := range tt.set {
-				if _, err := nodes[i].Do("SET", redlock.FenceKey("lock:k"), v); err != nil {
+			for i := range nodes {
+				v, ok := tt.set[i]
+				if !ok {
+					v = 1
+				}
+				if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v); err != nil {
 					t.Fatalf("SET counter on node %d = %v, want nil", i, err)
 				}
 			}
 			for _, i := range tt.taken {
-				takeOn(t, nodes[i], "lock:k")
+				takeOn(t, nodes[i], protocol.LockKey("lock:", "k"))
 			}
 			for round, fence := range []uint64{1001, 1002} {
 				lease := mustLock(t, l, "k")
@@ -177,7 +183,7 @@ func TestFenceWriteBack(t *testing.T) {
 					t.Errorf("acquire %d: Fence() = %d, want %d (one above the largest counter)", round+1, got, fence)
 				}
 				waitIdle(t, l)
-				got := fenceCounters(t, nodes, "lock:k")
+				got := fenceCounters(t, nodes, protocol.LockKey("lock:", "k"))
 				for i, want := range tt.want {
 					if got[i] != want[round] {
 						t.Errorf("acquire %d: counter on node %d = %d, want %d (all: %v)", round+1, i, got[i], want[round], got)
@@ -188,8 +194,9 @@ func TestFenceWriteBack(t *testing.T) {
 				}
 			}
 			for i := range tt.want {
-				if ms, err := redis.Int64(nodes[i].Do("PTTL", redlock.FenceKey("lock:k"))); err != nil || ms != -1 {
-					t.Errorf("PTTL of the counter on node %d = %d, %v; want -1 (no expiry)", i, ms, err)
+				limit := (strategy.DefaultTTL + protocol.FenceRetention).Milliseconds()
+				if ms, err := redis.Int64(nodes[i].Do("PTTL", redlock.FenceKey(protocol.LockKey("lock:", "k")))); err != nil || ms <= 0 || ms > limit {
+					t.Errorf("PTTL of the counter on node %d = %d, %v; want in (0, %d] (TTL + FenceRetention)", i, ms, err, limit)
 				}
 			}
 		})
@@ -208,28 +215,31 @@ func takeOn(t *testing.T, node *redistest.Node, rkey string) {
 // TestFenceSurvivesLossOfTopNode: the node that gave a holder its fence
 // drops out and the next holder's quorum avoids it. Holder A gets nodes 0-2
 // (3 and 4 refuse: another owner's key is there) with node 0's counter at
-// 1000 by hand: its fence is 1001, which the write-back leaves on nodes 1
-// and 2 as well. Then node 0 drops out (it refuses from now on) and nodes 3
-// and 4 are free again, their counters never incremented. B's quorum lies
+// 1000 by hand and the others at 1: its fence is 1001, which the
+// write-back leaves on nodes 1 and 2 as well. Then node 0 drops out (it
+// refuses from now on) and nodes 3 and 4 are free again, their counters
+// still at 1. B's quorum lies
 // within nodes 1-4, so it meets node 1 or 2: its fence is 1002. Without
 // the write-back it would be 2, below A's.
 func TestFenceSurvivesLossOfTopNode(t *testing.T) {
 	nodes := startNodes(t, 5)
 	ctx := context.Background()
 	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
-	if _, err := nodes[0].Do("SET", redlock.FenceKey("lock:k"), 1000); err != nil {
-		t.Fatalf("SET counter on node 0 = %v, want nil", err)
+	for i, v := range []int{1000, 1, 1, 1, 1} {
+		if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v); err != nil {
+			t.Fatalf("SET counter on node %d = %v, want nil", i, err)
+		}
 	}
-	takeOn(t, nodes[3], "lock:k")
-	takeOn(t, nodes[4], "lock:k")
+	takeOn(t, nodes[3], protocol.LockKey("lock:", "k"))
+	takeOn(t, nodes[4], protocol.LockKey("lock:", "k"))
 	a := mustLock(t, l, "k")
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatalf("A Unlock() = %v, want nil", err)
 	}
 	waitIdle(t, l)
-	takeOn(t, nodes[0], "lock:k")
+	takeOn(t, nodes[0], protocol.LockKey("lock:", "k"))
 	for _, n := range nodes[3:] {
-		if _, err := n.Do("DEL", "lock:k"); err != nil {
+		if _, err := n.Do("DEL", protocol.LockKey("lock:", "k")); err != nil {
 			t.Fatalf("DEL lock:k on %s = %v, want nil", n.Addr(), err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -34,7 +35,7 @@ func TestReleaseOvertakesLateSet(t *testing.T) {
 	gate.Open() // node 4 gets the SET only now, after the release
 	wait()
 	for i, n := range nodes {
-		if v := get(t, n, "lock:k"); v != "" {
+		if v := get(t, n, protocol.LockKey("lock:", "k")); v != "" {
 			t.Errorf("GET lock:k on node %d = %q after the release, want no lock", i, v)
 		}
 	}

@@ -3,34 +3,33 @@ package redlock
 import (
 	"context"
 	_ "embed"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
 var (
 	//go:embed release.lua
 	releaseSource string
-	//go:embed line.lua
-	lineSource string // the first part of acquire.lua and release.lua
 	//go:embed abandon.lua
 	abandonSource string
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
-// a node drops it from its line of waiters. Lock attempts at least every
-// strategy.DefaultRetryMax with the default Retry, and at least every
-// LineStale/2 whatever the Retry policy, so a live waiter keeps its place;
-// a lock kept free for a waiter that died waits at most LineStale.
-const LineStale = 250 * time.Millisecond
+// a node drops it from its line of waiters (protocol.Stale). Lock attempts
+// at least every strategy.DefaultRetryMax with the default Retry, and at
+// least every LineStale/2 whatever the Retry policy, so a live waiter
+// keeps its place; a lock kept free for a waiter that died waits at most
+// LineStale.
+const LineStale = protocol.Stale
 
 // Abandon takes a waiter that gave up out of every node's line, waiting at
 // most until ctx ends. Failures are left alone: a waiter left in a line is
 // dropped after LineStale.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	line, seen := engine.LineKeys(a.Key)
-	keys, member := []any{line, seen}, lineMember(a)
+	k := protocol.KeysOf(a.Key)
+	keys, member := []any{k.Line, k.Seen}, lineMember(a)
 	leave := func(ctx context.Context, n *node, c redis.Conn) answer {
 		return compareVote(t.evalScript(ctx, n, c, t.abandon, keys, member))
 	}
@@ -50,12 +49,14 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 // left there, it would keep that node for itself until it went stale. It
 // runs on the refusal's own connection, so after the refusal on that node.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	line, seen := engine.LineKeys(a.Key)
-	keys, member := []any{line, seen}, lineMember(a)
+	k := protocol.KeysOf(a.Key)
+	keys, member := []any{k.Line, k.Seen}, lineMember(a)
 	return func(ctx context.Context, n *node, c redis.Conn) {
 		_, _ = t.evalScript(ctx, n, c, t.abandon, keys, member)
 	}
 }
 
-// lineMember is a's waiter in the nodes' lines: "<locker>/<waiter>".
-func lineMember(a engine.Attempt) string { return a.Locker + "/" + a.Waiter }
+// lineMember is a's waiter in the nodes' lines (protocol.Member).
+func lineMember(a engine.Attempt) string {
+	return protocol.Member{TTL: a.TTL, Locker: a.Locker, Waiter: a.Waiter}.String()
+}

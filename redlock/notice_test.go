@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -37,8 +38,8 @@ func lockAsync(l strategy.Locker, key string, d time.Duration) <-chan lockResult
 func waitSubscribed(t *testing.T, nodes []*redistest.Node, rkey string) {
 	t.Helper()
 	// Waiters listen on their Locker's inbox for the key: the key's
-	// release channel + "/" + the Locker's name.
-	pattern := engine.ReleaseChannel(rkey) + "/*"
+	// notice channel + ":" + the Locker's name (protocol.Inbox).
+	pattern := protocol.Inbox(rkey, "*")
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		all := true
 		for _, n := range nodes {
@@ -111,7 +112,7 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
 	a := mustLock(t, holder, "k")
 	done := lockAsync(waiter, "k", time.Minute)
-	waitSubscribed(t, nodes, "lock:k")
+	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
 
 	released := time.Now()
 	if err := a.Unlock(ctx); err != nil {
@@ -185,11 +186,22 @@ func TestLocksWhileSubscribed(t *testing.T) {
 	a := mustLock(t, holder, "k")
 	resetStats(t, nodes)
 	done := lockAsync(l, "k", time.Minute)
-	waitSubscribed(t, nodes, "lock:k")
+	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
 	// The waiter's two attempts (one before it subscribed, one just after)
 	// have run on every node, each ending with PTTL; it now sleeps until a
 	// notice, or LineStale/2 (it keeps its place in line).
 	waitCalls(t, nodes, "pttl", 2)
+	waitIdle(t, l)
+	// A first pair puts the fencing counters of "other" in step on every
+	// node (a new key's are made from each node's clock, which differ:
+	// that pair's acquire raises them in a second round).
+	first, err := l.TryLock(ctx, "other")
+	if err != nil {
+		t.Fatalf("first TryLock(other) = %v, want nil", err)
+	}
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatalf("first Unlock(other) = %v, want nil", err)
+	}
 	waitIdle(t, l)
 	resetStats(t, nodes)
 	const pairs = 200
@@ -245,7 +257,7 @@ func TestBusyHintOwnLeftover(t *testing.T) {
 	const nodeTimeout = 300 * time.Millisecond
 	l := newLocker(t, nodes, redlock.Config{NodeTimeout: nodeTimeout, Config: strategy.Config{Token: func() string { return "me" }}})
 	for _, n := range nodes[:3] {
-		if _, err := n.Do("SET", "lock:k", "me", "PX", 60000); err != nil {
+		if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "me", "PX", 60000); err != nil {
 			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
 		}
 	}

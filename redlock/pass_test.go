@@ -10,13 +10,18 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// passLine is the line of waiters for key "k" on a node.
-const passLine = "lockzoo:line:lock:k"
+// passLine and passSeen are the line of waiters for key "k" on a node
+// and their last-seen times.
+var (
+	passLine = protocol.KeysOf(protocol.LockKey("lock:", "k")).Line
+	passSeen = protocol.KeysOf(protocol.LockKey("lock:", "k")).Seen
+)
 
 // passConfig is the Config of the pass tests' Lockers: a TTL that cannot
 // run out during a test, and a Retry that waits an hour, so that a waiter
@@ -54,8 +59,8 @@ func nodeStates(t *testing.T, nodes []*redistest.Node) string {
 	t.Helper()
 	var b strings.Builder
 	for i, n := range nodes {
-		v := value(t, n, "lock:k")
-		pttl, _ := redis.Int64(n.Do("PTTL", "lock:k"))
+		v := value(t, n, protocol.LockKey("lock:", "k"))
+		pttl, _ := redis.Int64(n.Do("PTTL", protocol.LockKey("lock:", "k")))
 		members, _ := redis.Strings(n.Do("ZRANGE", passLine, 0, -1, "WITHSCORES"))
 		fmt.Fprintf(&b, "\n\tnode %d: lock:k=%q pttl=%d line=%q", i, v, pttl, members)
 	}
@@ -67,9 +72,9 @@ func nodeStates(t *testing.T, nodes []*redistest.Node) string {
 func lineKeysGone(t *testing.T, nodes []*redistest.Node) {
 	t.Helper()
 	for i, n := range nodes {
-		got, err := redis.Int(n.Do("EXISTS", passLine, "lockzoo:seen:lock:k"))
+		got, err := redis.Int(n.Do("EXISTS", passLine, passSeen))
 		if err != nil || got != 0 {
-			t.Errorf("EXISTS %s lockzoo:seen:lock:k on node %d = %d, %v; want 0, nil (the waiter left the line); nodes: %s", passLine, i, got, err, nodeStates(t, nodes))
+			t.Errorf("EXISTS %s %s on node %d = %d, %v; want 0, nil (the waiter left the line); nodes: %s", passLine, passSeen, i, got, err, nodeStates(t, nodes))
 		}
 	}
 }
@@ -83,7 +88,7 @@ func mustHoldAll(t *testing.T, nodes []*redistest.Node, l *redlock.Locker, key s
 	t.Helper()
 	lease := mustLock(t, l, key)
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:"+key, repeat(lease.Token(), len(nodes)))
+	wantValues(t, nodes, protocol.LockKey("lock:", key), repeat(lease.Token(), len(nodes)))
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -156,7 +161,7 @@ func TestUnlockPassesToLocalWaiter(t *testing.T) {
 		t.Errorf("B's Deadline() = %v, want in the future", b.Deadline())
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:k", repeat(b.Token(), len(nodes)))
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), repeat(b.Token(), len(nodes)))
 	lineKeysGone(t, nodes)
 	if t.Failed() {
 		t.Logf("A's token %q, B's %q; nodes: %s", a.Token(), b.Token(), nodeStates(t, nodes))
@@ -165,7 +170,7 @@ func TestUnlockPassesToLocalWaiter(t *testing.T) {
 		t.Errorf("B's Unlock() = %v, want nil", err)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:k", repeat("", len(nodes)))
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), repeat("", len(nodes)))
 }
 
 // TestPassReportsNotHeld: as TestUnlockPassesToLocalWaiter, but A's lock
@@ -181,7 +186,7 @@ func TestPassReportsNotHeld(t *testing.T) {
 	ctx := context.Background()
 
 	for _, n := range nodes {
-		if _, err := n.Do("DEL", "lock:k"); err != nil {
+		if _, err := n.Do("DEL", protocol.LockKey("lock:", "k")); err != nil {
 			t.Fatalf("DEL lock:k on %s = %v, want nil", n.Addr(), err)
 		}
 	}
@@ -197,7 +202,7 @@ func TestPassReportsNotHeld(t *testing.T) {
 		t.Errorf("B's Fence() = %d, want above A's %d", b.Fence(), a.Fence())
 	}
 	waitIdle(t, l)
-	got := values(t, nodes, "lock:k")
+	got := values(t, nodes, protocol.LockKey("lock:", "k"))
 	held := 0
 	for i, v := range got {
 		switch v {

@@ -1,16 +1,17 @@
--- raise: the fencing write-back of a Redlock acquire on one node.
--- KEYS[1] the lock, KEYS[2] its fencing counter (never expires).
--- ARGV[1] the owner's token, ARGV[2] the fencing token F (a decimal
--- integer, no sign, no leading zeros).
+-- raise: the fencing write-back of a Redlock acquire on one node. It
+-- starts with the prelude (package protocol).
+-- KEYS[1] the lock, KEYS[2] its fencing counter. ARGV[1] the owner's
+-- token, ARGV[2] the fencing token F, ARGV[3] the lock's TTL and ARGV[4]
+-- protocol.FenceRetention, in ms.
 -- While the lock still holds the token, sets the counter to max(counter, F)
--- and replies 1; replies 0, changing nothing, when the lock is missing or
--- someone else's. Integers are compared as strings so that no precision is
--- lost above 2^53.
+-- (expiring as writeFence makes it) and replies 1; replies 0, changing
+-- nothing, when the lock is missing or someone else's. A bad counter fails
+-- the script, naming it, before it writes.
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
-local cur, f = redis.call("GET", KEYS[2]) or "0", ARGV[2]
-if string.sub(cur, 1, 1) == "-" or #cur < #f or (#cur == #f and cur < f) then
-	redis.call("SET", KEYS[2], f)
+local stored, f = readFence(KEYS[2]), tonumber(ARGV[2])
+if not stored or stored < f then
+	writeFence(KEYS[2], f, ARGV[3], ARGV[4])
 end
 return 1

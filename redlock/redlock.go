@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -45,12 +46,13 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:             s,
-		acquireScript: redis.NewScript(4, lineSource+acquireSource),
-		raise:         redis.NewScript(2, raiseSource),
-		release:       redis.NewScript(3, lineSource+releaseSource),
+		acquireScript: protocol.Script(4, acquireSource),
+		raise:         protocol.Script(2, raiseSource),
+		release:       protocol.Script(3, releaseSource),
 		abandon:       redis.NewScript(2, abandonSource),
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},
+		retention:     protocol.FenceRetention.Milliseconds(),
 	}
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
@@ -59,7 +61,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the
 	// inbox of the head of that node's line).
-	e, err := engine.New(t, properties(), cfg.Config, engine.WithInboxNotices(pools...), engine.WithLine(LineStale))
+	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -62,13 +63,13 @@ func TestRedisState(t *testing.T) {
 		t.Fatalf("TryLock() = %v, want nil", err)
 	}
 	waitIdle(t, l) // the nodes the decision did not wait for
-	wantValues(t, nodes, "p:k", repeat(lease.Token(), 5))
+	wantValues(t, nodes, protocol.LockKey("p:", "k"), repeat(lease.Token(), 5))
 	if err := lease.Extend(ctx, 30*time.Second); err != nil {
 		t.Fatalf("Extend() = %v, want nil", err)
 	}
 	waitIdle(t, l)
 	for i, n := range nodes {
-		if ms, err := redis.Int64(n.Do("PTTL", "p:k")); err != nil || ms <= 20000 {
+		if ms, err := redis.Int64(n.Do("PTTL", protocol.LockKey("p:", "k"))); err != nil || ms <= 20000 {
 			t.Errorf("PTTL p:k on node %d after Extend(30s) = %d, %v; want > 20000", i, ms, err)
 		}
 	}
@@ -76,7 +77,7 @@ func TestRedisState(t *testing.T) {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "p:k", repeat("", 5))
+	wantValues(t, nodes, protocol.LockKey("p:", "k"), repeat("", 5))
 	if err := lease.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
 		t.Errorf("second Unlock() = %v, want %v", err, strategy.ErrNotHeld)
 	}
@@ -89,7 +90,7 @@ func TestTryLockHeldElsewhere(t *testing.T) {
 	nodes := startNodes(t, 5)
 	ctx := context.Background()
 	for _, n := range nodes[:3] {
-		if _, err := n.Do("SET", "lock:k", "other", "PX", 60000); err != nil {
+		if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "other", "PX", 60000); err != nil {
 			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
 		}
 	}
@@ -98,7 +99,7 @@ func TestTryLockHeldElsewhere(t *testing.T) {
 		t.Fatalf("TryLock() = %v, want %v", err, strategy.ErrNotAcquired)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:k", []string{"other", "other", "other", "", ""})
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), []string{"other", "other", "other", "", ""})
 }
 
 // TestUnlockNotHeld checks that Unlock and Extend report ErrNotHeld once a
@@ -110,7 +111,7 @@ func TestUnlockNotHeld(t *testing.T) {
 	lease := mustLock(t, l, "k")
 	waitIdle(t, l)
 	for _, n := range nodes[:3] {
-		if _, err := n.Do("SET", "lock:k", "thief"); err != nil {
+		if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "thief"); err != nil {
 			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
 		}
 	}
@@ -121,7 +122,7 @@ func TestUnlockNotHeld(t *testing.T) {
 		t.Errorf("Unlock() = %v, want %v", err, strategy.ErrNotHeld)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:k", []string{"thief", "thief", "thief", "", ""})
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), []string{"thief", "thief", "thief", "", ""})
 }
 
 // TestNoScriptFallback: after SCRIPT FLUSH on every node, Lock and Unlock
@@ -132,7 +133,7 @@ func TestNoScriptFallback(t *testing.T) {
 	nodes := startNodes(t, 5)
 	ctx := context.Background()
 	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
-	warm := mustLock(t, l, "warm") // connections named, run_ids known
+	warm := mustLock(t, l, "k") // connections named, run_ids known, k's fencing counters in step (no write-back round)
 	if err := warm.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}

@@ -1,16 +1,16 @@
-
--- release: one node's part of a Redlock release.
+-- release: one node's part of a Redlock release. It starts with the
+-- prelude (package protocol).
 -- KEYS[1] the lock, KEYS[2] its line of waiters, KEYS[3] their last-seen
--- times; ARGV[1] the owner's token, ARGV[2] (optional) the key's
--- release-notice channel, ARGV[3] LineStale in ms, ARGV[4] and ARGV[5]
--- (optional) the ticket and line member of a waiter to put back in line.
+-- times; ARGV[1] the owner's token, ARGV[2] (optional) the lock's notice
+-- channel (protocol.Channel), ARGV[3] protocol.Stale in ms, ARGV[4] and
+-- ARGV[5] (optional) the ticket and line member of a waiter to put back in
+-- line.
 -- Deletes the lock only if it still holds the token. A failed attempt's
 -- undo then puts its waiter back in the line, where its SET took it out.
--- Then, when a channel is given and anyone else waits, publishes
--- "head:<waiter>" to the inbox of the head's Locker (channel .. "/" ..
--- locker; line members are "<locker>/<waiter>"), so that only the waiter
--- whose turn it is hurries. Replies 1 when deleted, 0 when the lock was
--- missing or someone else's.
+-- Then, when a channel is given and anyone else waits, publishes a head
+-- notice to the inbox of the head's Locker, so that only the waiter whose
+-- turn it is hurries. Replies 1 when deleted, 0 when the lock was missing
+-- or someone else's.
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
@@ -20,6 +20,6 @@ if ARGV[5] then
 end
 if ARGV[2] then
 	-- An undo does not wake its own waiter: it retries on its own timer.
-	tellHead(KEYS[2], ARGV[2], ARGV[5])
+	tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5])
 end
 return 1

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -32,7 +33,7 @@ func restartScenario(t *testing.T, guard bool, ttl time.Duration) ([]*redistest.
 	nodes[3].Restart()
 	nodes[4].Restart()
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), a.Token(), "", ""})
+	wantValues(t, nodes, protocol.LockKey("lock:", "res"), []string{a.Token(), a.Token(), a.Token(), "", ""})
 	nodes[2].Restart()
 	return nodes, l, a
 }
@@ -50,7 +51,7 @@ func TestRestartWithoutPersistence(t *testing.T) {
 			t.Errorf("A holds %v, B holds %v; want both at once", holds(a), holds(b))
 		}
 		waitIdle(t, l)
-		wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), b.Token(), b.Token(), b.Token()})
+		wantValues(t, nodes, protocol.LockKey("lock:", "res"), []string{a.Token(), a.Token(), b.Token(), b.Token(), b.Token()})
 	})
 	t.Run("guard on: refused until A expired", func(t *testing.T) {
 		const ttl = 2 * time.Second
@@ -63,7 +64,7 @@ func TestRestartWithoutPersistence(t *testing.T) {
 			t.Fatalf("B Lock() for a quarter of the TTL = %v, want %v", err, strategy.ErrNotAcquired)
 		}
 		waitIdle(t, l)
-		wantValues(t, nodes, "lock:res", []string{a.Token(), a.Token(), "", "", ""})
+		wantValues(t, nodes, protocol.LockKey("lock:", "res"), []string{a.Token(), a.Token(), "", "", ""})
 
 		b, err := lockWithin(l, "res", 5*ttl)
 		if err != nil {
@@ -129,7 +130,7 @@ func TestRestartGuardExcludesForOneTTL(t *testing.T) {
 	}
 	waitIdle(t, l)
 	waitIdle(t, fresh)
-	wantValues(t, nodes, "lock:k", repeat(lease.Token(), 5))
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), repeat(lease.Token(), 5))
 
 	// Hot path: known connections cost one round trip, without INFO. (The
 	// Lock above waited; its notice connections, unnamed, go back to the

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -28,6 +29,7 @@ type technique struct {
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
+	retention     int64        // protocol.FenceRetention in ms; tests shorten it
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
@@ -57,8 +59,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
-	line, seen := engine.LineKeys(a.Key)
-	keys := []any{a.Key, FenceKey(a.Key), line, seen}
+	keys := protocol.KeysOf(a.Key).All()
 	ms := a.TTL.Milliseconds()
 	waits := "0"
 	if a.Waits {
@@ -74,7 +75,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
-		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel)
+		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
@@ -212,8 +213,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
 	}
 	late := t.late.lookup(h.Value)
-	line, seen := engine.LineKeys(h.Key)
-	keys := []any{h.Key, line, seen}
+	k := protocol.KeysOf(h.Key)
+	keys := []any{k.Lock, k.Line, k.Seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
 		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
@@ -282,8 +283,8 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 // background after an acquire failed, and the lock expires at its TTL
 // anyway.
 func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string, requeue ...any) {
-	line, seen := engine.LineKeys(key)
-	keys := []any{key, line, seen}
+	k := protocol.KeysOf(key)
+	keys := []any{k.Lock, k.Line, k.Seen}
 	args := append([]any{token, engine.ReleaseChannel(key), LineStale.Milliseconds()}, requeue...)
 	if c != nil {
 		_, _ = t.evalScript(ctx, n, c, t.release, keys, args...)

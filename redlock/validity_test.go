@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -67,5 +68,5 @@ func TestValidityRunsOut(t *testing.T) {
 		t.Fatalf("TryLock() = %v, %v; want a validity failure that is not %v", lease, err, strategy.ErrNotAcquired)
 	}
 	waitIdle(t, l)
-	wantValues(t, nodes, "lock:k", repeat("", 3))
+	wantValues(t, nodes, protocol.LockKey("lock:", "k"), repeat("", 3))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -20,9 +21,13 @@ import (
 // taken.
 func TestWriteBackFailure(t *testing.T) {
 	nodes, l, wait := startLocker(t, 5, Config{NodeTimeout: 2 * time.Second})
-	const rkey = "lock:k"
-	if _, err := nodes[0].Do("SET", FenceKey(rkey), 1000); err != nil {
-		t.Fatalf("SET counter on node 0 = %v, want nil", err)
+	rkey := protocol.LockKey("lock:", "k")
+	// Node 0 at 1000, nodes 1 and 2 behind at 1 (a node without a counter
+	// would start from its clock, far above).
+	for i, v := range []int{1000, 1, 1} {
+		if _, err := nodes[i].Do("SET", FenceKey(rkey), v); err != nil {
+			t.Fatalf("SET counter on node %d = %v, want nil", i, err)
+		}
 	}
 	for _, n := range nodes[3:] { // another owner's key: nodes 3 and 4 refuse
 		if _, err := n.Do("SET", rkey, "other", "PX", 60000); err != nil {
@@ -52,8 +57,8 @@ func TestWriteBackFailure(t *testing.T) {
 			t.Errorf("GET %s on node %d after the failed acquire = %q, want no key (released)", rkey, i, v)
 		}
 	}
-	if v := get(t, nodes[1], FenceKey(rkey)); v != "1" {
-		t.Errorf("counter on node 1 = %q, want 1 (the lock was not ours there: no write-back)", v)
+	if v := get(t, nodes[1], FenceKey(rkey)); v != "2" {
+		t.Errorf("counter on node 1 = %q, want 2 (its own acquire's, from 1; the lock was not ours there: no write-back)", v)
 	}
 
 	crash := fault.With(context.Background(), fault.Crash(pointBeforeWriteBack))

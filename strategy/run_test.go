@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -51,7 +52,7 @@ func TestRunKeepsTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run() = %v, want nil", err)
 	}
-	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
+	if n, err := redis.Int(node.Do("EXISTS", protocol.LockKey("lock:", "job"))); err != nil || n != 0 {
 		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0", n, err)
 	}
 }
@@ -67,7 +68,7 @@ func TestRunCancelsWhenLockLost(t *testing.T) {
 	var cause error
 	var waited time.Duration
 	err := strategy.Run(context.Background(), l, "job", func(ctx context.Context) error {
-		if _, err := node.Do("DEL", "lock:job"); err != nil {
+		if _, err := node.Do("DEL", protocol.LockKey("lock:", "job")); err != nil {
 			t.Errorf("DEL = %v, want nil", err)
 		}
 		start := time.Now()
@@ -107,7 +108,7 @@ func TestRunReleasesAfterParentCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Run() = %v, want %v", err, context.Canceled)
 	}
-	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
+	if n, err := redis.Int(node.Do("EXISTS", protocol.LockKey("lock:", "job"))); err != nil || n != 0 {
 		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0 (released despite the cancelled parent)", n, err)
 	}
 }

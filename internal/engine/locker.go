@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/notify"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -29,6 +29,9 @@ type Locker struct {
 	// id names this Locker in its waiters' inbox channels; set when the
 	// technique addresses its notices (WithInboxNotices), else "".
 	id string
+	// lockKey builds a lock's Redis key (WithTaggedKeys); nil means
+	// Config.Prefix + key.
+	lockKey func(prefix, key string) string
 }
 
 // Option adds an optional capability to a Locker.
@@ -67,13 +70,26 @@ func WithInboxNotices(pools ...strategy.Pool) Option {
 	}
 }
 
+// WithTaggedKeys keeps each lock under protocol.LockKey(Config.Prefix, key),
+// a key whose Redis Cluster hash tag every key the technique derives from
+// it (protocol.KeysOf) shares, instead of Config.Prefix + key.
+func WithTaggedKeys() Option {
+	return func(l *Locker) { l.lockKey = protocol.LockKey }
+}
+
 // onNotice routes a notice received on channel to the key's line.
 func (l *Locker) onNotice(channel, body string) {
-	rkey := strings.TrimPrefix(channel, channelPrefix)
-	if l.id != "" {
-		rkey = strings.TrimSuffix(rkey, inboxSeparator+l.id)
+	if rkey, ok := protocol.LockOf(channel); ok {
+		l.lines.onNotice(rkey, body)
 	}
-	l.lines.onNotice(rkey, body)
+}
+
+// rkey returns the Redis key of the lock the caller names key.
+func (l *Locker) rkey(key string) string {
+	if l.lockKey != nil {
+		return l.lockKey(l.cfg.Prefix, key)
+	}
+	return l.cfg.Prefix + key
 }
 
 // channel returns the channel this Locker's waiters for rkey listen on.
@@ -125,7 +141,7 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 		return nil, err
 	}
 	now := time.Now()
-	return l.attempt(ctx, key, Attempt{Key: l.cfg.Prefix + key, Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
+	return l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
 }
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
@@ -148,7 +164,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (_ strategy.Lease, err er
 	if err != nil {
 		return nil, err
 	}
-	rkey := l.cfg.Prefix + key
+	rkey := l.rkey(key)
 	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()}
 	w := l.lines.join(rkey, waiter, a)
 	defer func() {

@@ -17,37 +17,6 @@ func noLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 }
 
-func TestParseNotice(t *testing.T) {
-	noLeaks(t)
-	tests := []struct {
-		name string
-		body string
-		want notice
-	}{
-		{name: "empty is for anyone", body: "", want: notice{}},
-		{name: "head names its waiter", body: "head:w", want: notice{target: "w"}},
-		{name: "head without a name is for anyone", body: "head:", want: notice{}},
-		{name: "grant", body: "grant:7:w", want: notice{target: "w", grant: true, fence: 7}},
-		{name: "grant to a waiter with a colon", body: "grant:7:a:b", want: notice{target: "a:b", grant: true, fence: 7}},
-		{name: "grant with a zero fence", body: "grant:0:w", want: notice{target: "w", grant: true, fence: 0}},
-		{name: "grant with a fence that is no number", body: "grant:x:w", want: notice{}},
-		{name: "grant without a waiter", body: "grant:7:", want: notice{}},
-		{name: "grant without a fence", body: "grant::w", want: notice{}},
-		{name: "grant with a negative fence", body: "grant:-1:w", want: notice{}},
-		{name: "grant without a separator", body: "grant:7", want: notice{}},
-		{name: "grant with an overflowing fence", body: "grant:18446744073709551616:w", want: notice{}},
-		{name: "unknown kind is for anyone", body: "unknown", want: notice{}},
-		{name: "kind is case-sensitive", body: "GRANT:7:w", want: notice{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := parseNotice(tt.body); got != tt.want {
-				t.Errorf("parseNotice(%q) = %+v, want %+v", tt.body, got, tt.want)
-			}
-		})
-	}
-}
-
 // TestLinesGrant: a grant reaches only the waiter it names, wherever that
 // waiter stands in the key's line; a grant for a name or key with no
 // waiter does nothing, and none blocks.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -68,34 +69,15 @@ type Passer interface {
 	Pass(ctx context.Context, h Held, next Attempt) (g Grant, acquired, released error)
 }
 
-// channelPrefix starts every release-notice channel.
-const channelPrefix = "lockzoo:released:"
-
 // ReleaseChannel is the pub/sub channel on which a release of the Redis key
-// rkey is announced. The message bodies are described in notice.go.
-func ReleaseChannel(rkey string) string { return channelPrefix + rkey }
-
-// FenceKey is the key of the never-expiring fencing counter kept for the
-// lock key rkey (prefix included), shared by every technique that issues
-// fencing tokens: "lockzoo:fence:" + rkey.
-func FenceKey(rkey string) string { return "lockzoo:fence:" + rkey }
-
-// LineKeys returns the keys of the line of waiters a technique keeps in
-// Redis for the lock key rkey: the order of the waiters, and the last time
-// each was seen. The technique lets both expire when the line empties.
-func LineKeys(rkey string) (line, seen string) {
-	return "lockzoo:line:" + rkey, "lockzoo:seen:" + rkey
-}
-
-// inboxSeparator joins a key's release channel and a Locker's name.
-const inboxSeparator = "/"
+// rkey is announced (protocol.Channel: it starts with the key, so with
+// Config.Prefix). The message bodies are protocol.Notice's.
+func ReleaseChannel(rkey string) string { return protocol.Channel(rkey) }
 
 // InboxChannel is the pub/sub channel on which the Locker named locker
-// hears release notices for the Redis key rkey that name its waiters:
-// ReleaseChannel(rkey) + "/" + locker.
-func InboxChannel(rkey, locker string) string {
-	return ReleaseChannel(rkey) + inboxSeparator + locker
-}
+// hears release notices for the Redis key rkey that name its waiters
+// (protocol.Inbox).
+func InboxChannel(rkey, locker string) string { return protocol.Inbox(rkey, locker) }
 
 // BusyError is an acquire failure that knows how long the current holder's
 // lock has left. It matches strategy.ErrNotAcquired; Lock never waits longer

@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -94,4 +95,17 @@ func PTTL(t testing.TB, node *redistest.Node, key string) time.Duration {
 		t.Fatalf("PTTL %s = %d, %v; want a positive expiry", key, ms, err)
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// LockValue returns the value of the lock name under prefix on node,
+// whichever of protocol.LockKeys the technique keeps it under ("" when
+// none exists).
+func LockValue(t testing.TB, node *redistest.Node, prefix, name string) string {
+	t.Helper()
+	for _, key := range protocol.LockKeys(prefix, name) {
+		if v := Get(t, node, key); v != "" {
+			return v
+		}
+	}
+	return ""
 }

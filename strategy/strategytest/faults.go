@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/lockzoo/lockzoo/fencing"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -87,7 +85,7 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 	// Redlock answers once a quorum said yes; the slower nodes' SETs land
 	// a moment later. The scenario is "A holds the lock everywhere, then a
 	// minority is lost", so wait for them.
-	if err := heldEverywhere(ctx, e, e.prefix+"minority", a.Token()); err != nil {
+	if err := heldEverywhere(ctx, e, "minority", a.Token()); err != nil {
 		fail(r, "A's lock on every node", err)
 		return
 	}
@@ -157,18 +155,18 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 	_ = b.Unlock(ctx)
 }
 
-// heldEverywhere waits, up to waitBound, until every node holds key with
+// heldEverywhere waits, up to waitBound, until every node holds lock name with
 // token.
-func heldEverywhere(ctx context.Context, e *env, key, token string) error {
+func heldEverywhere(ctx context.Context, e *env, name, token string) error {
 	deadline := time.Now().Add(waitBound)
 	for i := range e.pools {
 		for {
-			v, err := redis.String(e.do(ctx, i, "GET", key))
+			v, err := e.lockValue(ctx, i, name)
 			if err == nil && v == token {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("node %d: GET %s = %q, %v; want A's token", i+1, key, v, err)
+				return fmt.Errorf("node %d: lock %s holds %q, %v; want A's token", i+1, name, v, err)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

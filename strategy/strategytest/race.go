@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -136,8 +137,10 @@ func serverClockJump(ctx context.Context, e *env) (int, string, error) {
 	}
 	// Node `quorum`'s clock jumps forward past the lock's expiry: emulated by
 	// expiring A's key there now, which is what the jump makes Redis do.
-	if _, err := e.do(ctx, quorum-1, "PEXPIRE", e.prefix+"jump", 1); err != nil {
-		return 0, "", fmt.Errorf("emulate the clock jump: %w", err)
+	for _, key := range protocol.LockKeys(e.prefix, "jump") {
+		if _, err := e.do(ctx, quorum-1, "PEXPIRE", key, 1); err != nil {
+			return 0, "", fmt.Errorf("emulate the clock jump: %w", err)
+		}
 	}
 	time.Sleep(5 * time.Millisecond)
 	lb, err := e.locker(strategy.Config{TTL: 10 * time.Second})

@@ -2,12 +2,14 @@ package strategytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/google/uuid"
 
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -106,6 +108,21 @@ func (e *env) do(ctx context.Context, i int, cmd string, args ...any) (any, erro
 	}
 	defer c.Close()
 	return redis.DoContext(c, ctx, cmd, args...)
+}
+
+// lockValue returns the value of the lock name on node i, under whichever
+// of protocol.LockKeys the technique keeps it ("" when none exists).
+func (e *env) lockValue(ctx context.Context, i int, name string) (string, error) {
+	for _, key := range protocol.LockKeys(e.prefix, name) {
+		v, err := redis.String(e.do(ctx, i, "GET", key))
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, redis.ErrNil) {
+			return "", err
+		}
+	}
+	return "", nil
 }
 
 func dialPool(addr string) *redis.Pool {

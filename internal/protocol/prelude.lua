@@ -1,5 +1,5 @@
 -- prelude: the functions every script of lua_release and redlock starts
--- with (package line; Script puts it in front). See doc.go for the layout
+-- with (package protocol; Script puts it in front). See doc.go for the layout
 -- and encodings.
 
 -- nowMs is the server's time in ms, nowUs in µs.
@@ -24,13 +24,13 @@ end
 
 -- join puts member in the line with order (once: a waiter's order never
 -- changes) and marks it seen at now. The line's keys expire stale*4 ms
--- after the last join: a line that outlives its waiters is garbage.
+-- after the last attempt of a waiter: a line that outlives its waiters is
+-- garbage.
 local function join(line, seen, order, member, now, stale)
-	local new = redis.call("ZADD", seen, now, member)
-	if redis.call("ZADD", line, "NX", order, member) + new > 0 then
-		redis.call("PEXPIRE", line, stale * 4)
-		redis.call("PEXPIRE", seen, stale * 4)
-	end
+	redis.call("ZADD", seen, now, member)
+	redis.call("ZADD", line, "NX", order, member)
+	redis.call("PEXPIRE", line, stale * 4)
+	redis.call("PEXPIRE", seen, stale * 4)
 end
 
 -- leave takes member out of the line.
@@ -40,18 +40,18 @@ local function leave(line, seen, member)
 end
 
 -- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
--- (line.Member); nil for anything else.
+-- (protocol.Member); nil for anything else.
 local function parseMember(m)
 	return string.match(m, "^(%d+)/([^/]*)/(.+)$")
 end
 
 -- inbox is the channel of the Locker named locker for a lock whose
--- channel is channel (line.Inbox).
+-- channel is channel (protocol.Inbox).
 local function inbox(channel, locker)
 	return channel .. ":" .. locker
 end
 
--- Notice bodies (line.Notice).
+-- Notice bodies (protocol.Notice).
 local function headNotice(waiter)
 	return "head:" .. waiter
 end

@@ -1,4 +1,4 @@
-package line
+package protocol
 
 import "strings"
 
@@ -69,4 +69,16 @@ func LockOf(channel string) (string, bool) {
 		return channel[:i], true
 	}
 	return "", false
+}
+
+// LockKeys returns the keys a lockzoo technique may keep the lock name
+// under: prefix + name (the article techniques) and LockKey(prefix, name)
+// (lua_release and redlock), once when they are the same. Suites that
+// look at a lock from outside, for any technique, try both.
+func LockKeys(prefix, name string) []string {
+	plain, tagged := prefix+name, LockKey(prefix, name)
+	if plain == tagged {
+		return []string{plain}
+	}
+	return []string{plain, tagged}
 }

@@ -1,4 +1,4 @@
-package line_test
+package protocol_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/lockzoo/lockzoo/internal/line"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -16,7 +16,7 @@ func run(t *testing.T, node *redistest.Node, keys int, body string, keysAndArgs 
 	t.Helper()
 	c := node.Pool().Get()
 	defer c.Close()
-	return line.Script(keys, body).Do(c, keysAndArgs...)
+	return protocol.Script(keys, body).Do(c, keysAndArgs...)
 }
 
 // TestEncodingsAgreeWithLua runs Go's encodings through the prelude and
@@ -24,7 +24,7 @@ func run(t *testing.T, node *redistest.Node, keys int, body string, keysAndArgs 
 func TestEncodingsAgreeWithLua(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	t.Run("member: Go encodes, Lua parses", func(t *testing.T) {
-		m := line.Member{TTL: 1500 * time.Millisecond, Locker: "L-1", Waiter: "w/x:y"}
+		m := protocol.Member{TTL: 1500 * time.Millisecond, Locker: "L-1", Waiter: "w/x:y"}
 		got, err := redis.Strings(run(t, node, 0, `local ttl, locker, waiter = parseMember(ARGV[1])
 return {ttl, locker, waiter}`, m.String()))
 		want := []string{"1500", m.Locker, m.Waiter}
@@ -45,17 +45,17 @@ return {ttl, locker, waiter}`, m.String()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := line.ParseNotice(got[0]); n != (line.Notice{Waiter: "w:1"}) {
+		if n := protocol.ParseNotice(got[0]); n != (protocol.Notice{Waiter: "w:1"}) {
 			t.Errorf("ParseNotice(%q) = %+v, want the head notice of w:1", got[0], n)
 		}
-		if n := line.ParseNotice(got[1]); n != (line.Notice{Waiter: "w:1", HandOff: true, Fence: 1764581234567890}) {
+		if n := protocol.ParseNotice(got[1]); n != (protocol.Notice{Waiter: "w:1", HandOff: true, Fence: 1764581234567890}) {
 			t.Errorf("ParseNotice(%q) = %+v, want a hand-off to w:1 with fence 1764581234567890", got[1], n)
 		}
 	})
 	t.Run("inbox", func(t *testing.T) {
-		lock := line.LockKey("app:", "k")
-		got, err := redis.String(run(t, node, 0, `return inbox(ARGV[1], ARGV[2])`, line.Channel(lock), "L-1"))
-		if want := line.Inbox(lock, "L-1"); err != nil || got != want {
+		lock := protocol.LockKey("app:", "k")
+		got, err := redis.String(run(t, node, 0, `return inbox(ARGV[1], ARGV[2])`, protocol.Channel(lock), "L-1"))
+		if want := protocol.Inbox(lock, "L-1"); err != nil || got != want {
 			t.Errorf("inbox = %q, %v; want %q", got, err, want)
 		}
 	})

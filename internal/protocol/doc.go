@@ -1,10 +1,10 @@
-// Package line is the one owner of the Redis-side wait protocol that
+// Package protocol is the one owner of the Redis-side wait protocol that
 // lua_release and redlock share: the key and channel layout, the line of
 // waiters kept in Redis, the encodings of line members and release
 // notices, the fencing-counter construction, and the Lua prelude every
 // script of both techniques starts with.
 //
-//	import "github.com/lockzoo/lockzoo/internal/line"
+//	import "github.com/lockzoo/lockzoo/internal/protocol"
 //
 // # Layout
 //
@@ -61,4 +61,4 @@
 // ahead of the clock that made the previous holder's token: the nodes'
 // clocks must differ by less than the time between one holder's acquire
 // and the next's.
-package line
+package protocol

@@ -1,4 +1,4 @@
-package line
+package protocol
 
 import (
 	"fmt"
