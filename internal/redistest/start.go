@@ -8,7 +8,8 @@ import (
 
 // Start starts n fresh, independent Redis masters and tears them down when
 // the test ends (t.Cleanup). It picks the backend as the package
-// documentation describes and logs its choice. When no backend can run
+// documentation describes and logs its choice; with WithACL the nodes run on
+// the process backend. When no backend can run
 // Redis, or a node fails to start, it calls t.Fatalf saying why and what to
 // install; it never skips the test.
 func Start(t TB, n int, opts ...Option) []*Node {
@@ -17,13 +18,22 @@ func Start(t TB, n int, opts ...Option) []*Node {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)
 	}
 	o := buildOptions(opts)
-	be, err := chooseBackend(t.Name(), t.TempDir)
+	spec := serverSpec{persist: o.persist}
+	var be backend
+	var err error
+	if o.withACL {
+		if spec.acl, err = aclText(o.acl); err != nil {
+			t.Fatalf("redistest: WithACL: %v", err)
+		}
+		be, err = processOnly(t, "a node with an ACL file")
+	} else {
+		be, err = chooseBackend(t.Name(), t.TempDir)
+	}
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
 	t.Logf("redistest: %d node(s) on backend %s (%s)", n, be.name(), be.describe())
 
-	spec := serverSpec{persist: o.persist}
 	servers, err := launchAll(be, spec, n)
 	nodes := make([]*Node, 0, n)
 	for _, srv := range servers {
@@ -65,6 +75,9 @@ type Option func(*options)
 // options is the configuration that Options fill in.
 type options struct {
 	persist bool
+	// withACL gives the nodes an ACL file defining acl (WithACL).
+	withACL bool
+	acl     []ACLUser
 }
 
 // WithPersistence makes the nodes write every command to an append-only file
