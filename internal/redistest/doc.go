@@ -20,9 +20,12 @@
 //
 // NewProxy puts a TCP proxy on a loopback port in front of any address (a
 // Node's, say) for network-fault tests: pass-through, Delay, DropReplies
-// (commands reach Redis, replies are lost), BlackHole (nothing gets
-// through, connections stay open), Reset (every open connection closed) and
-// Heal, switchable while traffic flows. Proxy.Pool dials through it.
+// (commands reach Redis, replies are lost), DropNextReplies (exactly the
+// next n replies are lost, whole, and the stream goes on), BlackHole
+// (nothing gets through, connections stay open), Reset (every open
+// connection closed) and Heal, switchable while traffic flows. Proxy.Pool
+// dials through it. Node.ExhaustMemory puts a node over maxmemory with
+// noeviction.
 //
 // Each plain node runs on one of two backends:
 //

@@ -17,7 +17,8 @@ const proxyDialTimeout = time.Second
 
 // Proxy is a TCP proxy on a loopback port in front of one Redis server, for
 // network-fault tests: it forwards bytes both ways and, when told, delays
-// them, drops Redis's replies or drops everything. Create it with NewProxy;
+// them, drops Redis's replies (all of them, or exactly the next n) or drops
+// everything. Create it with NewProxy;
 // it stops when the test ends.
 //
 // Faults apply to bytes as the proxy reads them, on every connection, open
@@ -27,14 +28,17 @@ const proxyDialTimeout = time.Second
 // protocol, so a client must close such a connection rather than reuse it;
 // redigo does so after any read timeout.
 //
-// Addr, Pool, the fault methods and Accepted may be called from any
-// goroutine, also while connections carry traffic.
+// Addr, Pool, the fault methods, Mode and Accepted may be called from any
+// goroutine, also while connections carry traffic (from a time.AfterFunc
+// that heals the network, say).
 type Proxy struct {
 	t      TB
 	target string
 	ln     net.Listener
 	pool   *redis.Pool
 	fault  atomic.Pointer[proxyFault]
+	// dropNext is how many more replies DropNextReplies discards.
+	dropNext atomic.Int64
 	// accepted counts the client connections accepted so far.
 	accepted atomic.Int64
 
@@ -91,12 +95,48 @@ func (p *Proxy) Pool() *redis.Pool { return p.pool }
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
 
 // Mode returns the current fault's name: "pass", "delay 100ms",
-// "drop-replies" or "black-hole".
-func (p *Proxy) Mode() string { return p.fault.Load().name }
+// "drop-replies" or "black-hole", followed by ", drop next N replies" while
+// DropNextReplies has replies left to discard.
+func (p *Proxy) Mode() string {
+	name := p.fault.Load().name
+	if n := p.dropNext.Load(); n > 0 {
+		name += fmt.Sprintf(", drop next %d replies", n)
+	}
+	return name
+}
 
 // Heal returns the proxy to pass-through: bytes read from now on are
-// forwarded at once.
-func (p *Proxy) Heal() { p.fault.Store(passFault) }
+// forwarded at once, and DropNextReplies's count is cleared.
+func (p *Proxy) Heal() {
+	p.fault.Store(passFault)
+	p.dropNext.Store(0)
+}
+
+// DropNextReplies makes the proxy discard, whole, the next n replies the
+// server sends, on whichever connections they come, and forward everything
+// else: the commands take effect on Redis, and their clients wait for
+// replies that never come. It adds to the replies still to be discarded;
+// n <= 0 does nothing. The proxy tells replies apart by parsing RESP, so on
+// a connection in pub/sub mode each message counts as a reply.
+func (p *Proxy) DropNextReplies(n int) {
+	if n > 0 {
+		p.dropNext.Add(int64(n))
+	}
+}
+
+// claimDrop reports whether a reply that starts now is to be discarded by
+// DropNextReplies, and if so counts it.
+func (p *Proxy) claimDrop() bool {
+	for {
+		n := p.dropNext.Load()
+		if n <= 0 {
+			return false
+		}
+		if p.dropNext.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
 
 // Delay makes the proxy hold every chunk it reads, in either direction, for
 // d before writing it on, so a command's round trip takes at least 2d.
@@ -227,14 +267,26 @@ func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop
 	defer close(queue)
 	defer stop()
 	buf := make([]byte, 32<<10)
+	var scan replyScanner // follows the replies; used when replies is set
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			f := p.fault.Load()
-			if drop := f.dropReplies && replies || f.dropRequests && !replies; !drop {
-				c := chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(f.delay)}
+			b := buf[:n]
+			if replies {
+				// Always scanned, so that a later DropNextReplies
+				// starts at a reply's first byte.
+				b = scan.filter(b, func() bool {
+					// Replies dropped anyway do not spend the count.
+					return !f.dropReplies && p.claimDrop()
+				})
+			} else {
+				b = append([]byte(nil), b...)
+			}
+			drop := f.dropReplies && replies || f.dropRequests && !replies
+			if !drop && len(b) > 0 {
 				select {
-				case queue <- c:
+				case queue <- chunk{b: b, due: time.Now().Add(f.delay)}:
 				case <-done:
 					return
 				}

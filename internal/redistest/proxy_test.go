@@ -210,3 +210,58 @@ func TestProxyToDeadTarget(t *testing.T) {
 		t.Errorf("PING through a proxy to a killed node = %v, want the connection closed at once", err)
 	}
 }
+
+// TestProxyDropNextReplies checks that DropNextReplies discards exactly the
+// next replies, whole, and forwards the rest of the stream intact: on a
+// pipelined connection the first command's reply is lost and the second's
+// arrives first; then a command whose reply is lost times out, its write
+// done, and the command after it works without Heal.
+func TestProxyDropNextReplies(t *testing.T) {
+	t.Parallel()
+	node := Start(t, 1)[0]
+	mustDo(t, node, "RPUSH", "list", "a", "b\r\nc")
+	p := NewProxy(t, node.Addr())
+	c, err := redis.Dial("tcp", p.Addr(), redis.DialReadTimeout(2*time.Second))
+	if err != nil {
+		t.Fatalf("dial the proxy: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Do("PING"); err != nil { // the connection is up before the count is armed
+		t.Fatalf("PING: %v", err)
+	}
+	p.DropNextReplies(2)
+	if got, want := p.Mode(), "pass, drop next 2 replies"; got != want {
+		t.Errorf("Mode() = %q, want %q", got, want)
+	}
+	for _, cmd := range [][]any{{"LRANGE", "list", 0, -1}, {"SET", "k", "1"}, {"LRANGE", "list", 0, -1}} {
+		if err := c.Send(cmd[0].(string), cmd[1:]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := redis.Strings(c.Receive())
+	if err != nil || len(got) != 2 || got[0] != "a" || got[1] != "b\r\nc" {
+		t.Fatalf("first reply received = %q, %v; want the third command's [a b\\r\\nc]", got, err)
+	}
+	if v, _ := getString(t, node, "k"); v != "1" {
+		t.Errorf("GET k on the node = %q, want \"1\" (the SET whose reply was dropped took effect)", v)
+	}
+	if got := p.Mode(); got != "pass" {
+		t.Errorf("Mode() after the replies were dropped = %q, want pass", got)
+	}
+
+	p.DropNextReplies(1)
+	if _, err := proxyDo(p, "INCR", "n"); !isTimeout(err) {
+		t.Errorf("INCR with its reply dropped = %v, want a timeout", err)
+	}
+	if n, err := redis.Int(proxyDo(p, "INCR", "n")); err != nil || n != 2 {
+		t.Errorf("INCR after the dropped reply = %d, %v; want 2", n, err)
+	}
+	p.DropNextReplies(5)
+	p.Heal()
+	if got := p.Mode(); got != "pass" {
+		t.Errorf("Mode() after Heal = %q, want pass (the count cleared)", got)
+	}
+}
