@@ -18,10 +18,10 @@ type ACLUser struct {
 	Name, Rules string
 }
 
-// defaultUser keeps the harness's own connections (Node.Do, Node.Pool) able
-// to do everything on a node with an ACL file, unless WithACL redefines the
-// user named default.
-var defaultUser = ACLUser{Name: "default", Rules: "on nopass ~* &* +@all"}
+// defaultRules keep the harness's own connections (Node.Do, Node.Pool)
+// able to do everything on a node with an ACL file, unless WithACL
+// redefines the user named default.
+const defaultRules = "on nopass ~* &* +@all"
 
 // WithACL starts the nodes with an ACL file (aclfile in the configuration)
 // that defines users, one line each, and the user default with every right
@@ -53,7 +53,7 @@ func aclText(users []ACLUser) (string, error) {
 		hasDefault = hasDefault || u.Name == "default"
 	}
 	if !hasDefault {
-		users = append([]ACLUser{defaultUser}, users...)
+		users = append([]ACLUser{{Name: "default", Rules: defaultRules}}, users...)
 	}
 	for _, u := range users {
 		fmt.Fprintf(&b, "user %s %s\n", u.Name, u.Rules)

@@ -61,7 +61,7 @@ func NewProxy(t TB, target string) *Proxy {
 		t.Fatalf("redistest: NewProxy to %s: listen: %v", target, err)
 	}
 	p := &Proxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}}
-	p.fault.Store(passFault)
+	p.fault.Store(passThrough())
 	p.pool = newPool(p.Addr(), func() time.Time { return time.Time{} })
 	p.wg.Go(p.acceptLoop)
 	t.Cleanup(p.close)

@@ -15,7 +15,8 @@ type proxyFault struct {
 	dropRequests, dropReplies bool
 }
 
-var passFault = &proxyFault{name: "pass"}
+// passThrough returns the fault that forwards everything at once.
+func passThrough() *proxyFault { return &proxyFault{name: "pass"} }
 
 // Mode returns the current fault's name: "pass", "delay 100ms",
 // "drop-replies" or "black-hole", followed by ", drop next N replies" while
@@ -31,7 +32,7 @@ func (p *Proxy) Mode() string {
 // Heal returns the proxy to pass-through: bytes read from now on are
 // forwarded at once, and DropNextReplies's count is cleared.
 func (p *Proxy) Heal() {
-	p.fault.Store(passFault)
+	p.fault.Store(passThrough())
 	p.dropNext.Store(0)
 }
 
