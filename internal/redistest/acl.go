@@ -26,9 +26,8 @@ const defaultRules = "on nopass ~* &* +@all"
 // WithACL starts the nodes with an ACL file (aclfile in the configuration)
 // that defines users, one line each, and the user default with every right
 // and no password, unless users name default themselves. Node.PoolAs
-// connects as one of them. Nodes with an ACL file run on the process
-// backend whatever LOCKZOO_REDIS_BACKEND says (see the package
-// documentation). Start calls t.Fatalf when a user's name is empty or holds
+// connects as one of them. Both backends run such nodes: the file lies in
+// the node's directory, or in /data of its container. Start calls t.Fatalf when a user's name is empty or holds
 // a space or a line break, when its rules hold a line break, and when Redis
 // refuses the file.
 func WithACL(users ...ACLUser) Option {

@@ -11,9 +11,7 @@ func TestACL(t *testing.T) {
 	t.Parallel()
 	app := ACLUser{Name: "app", Rules: "on >pw resetchannels ~app:* &app:* +@all"}
 	node := Start(t, 1, WithACL(app))[0]
-	if node.Backend() != backendProcess {
-		t.Errorf("ACL node on backend %q, want %q", node.Backend(), backendProcess)
-	}
+	checkBackend(t, node)
 	// The harness's own connections keep every right.
 	mustDo(t, node, "SET", "other:x", "1")
 

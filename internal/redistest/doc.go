@@ -50,14 +50,15 @@
 //     the host's redis-server by `make redis-image`), else redis:7-alpine is
 //     pulled.
 //
-// A cluster and nodes with an ACL file always run on the process backend:
-// under LOCKZOO_REDIS_BACKEND=docker they run as processes anyway, with a log
-// line saying so, and without redis-server on PATH they fail saying what to
-// install. In containers they would need more than the docker backend
-// offers today: cluster nodes must announce an address and bus port the
-// host and the other containers both reach (cluster-announce-ip and -port,
-// a second published port), and the ACL file must be copied into the
-// container before it starts.
+// A cluster always runs on the process backend: under
+// LOCKZOO_REDIS_BACKEND=docker it runs as processes anyway, with a log line
+// saying so, and without redis-server on PATH StartCluster fails saying what
+// to install. In containers each node would have to announce an address and
+// a bus port that both the host and the other containers reach
+// (cluster-announce-ip, -port and -bus-port, a second published port), so
+// the cluster's gossip would run over Docker's bridge instead of loopback.
+// Nodes with an ACL file run on either backend; in a container the file is
+// copied to /data before the server starts.
 //
 // Containers carry the label lockzoo.test=1, so leftovers of a crashed test
 // binary can be removed with

@@ -6,8 +6,7 @@ import (
 )
 
 // processOnly returns the process backend for a set-up that the docker
-// backend cannot run (a cluster, a node with an ACL file; see the package
-// documentation). When LOCKZOO_REDIS_BACKEND forces docker it logs that the
+// backend does not run (a cluster; see the package documentation). When LOCKZOO_REDIS_BACKEND forces docker it logs that the
 // set-up runs as processes anyway. It returns an error saying what to
 // install when redis-server is missing.
 func processOnly(t TB, what string) (backend, error) {

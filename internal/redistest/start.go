@@ -8,8 +8,7 @@ import (
 
 // Start starts n fresh, independent Redis masters and tears them down when
 // the test ends (t.Cleanup). It picks the backend as the package
-// documentation describes and logs its choice; with WithACL the nodes run on
-// the process backend. When no backend can run
+// documentation describes and logs its choice. When no backend can run
 // Redis, or a node fails to start, it calls t.Fatalf saying why and what to
 // install; it never skips the test.
 func Start(t TB, n int, opts ...Option) []*Node {
@@ -19,16 +18,13 @@ func Start(t TB, n int, opts ...Option) []*Node {
 	}
 	o := buildOptions(opts)
 	spec := serverSpec{persist: o.persist}
-	var be backend
-	var err error
 	if o.withACL {
+		var err error
 		if spec.acl, err = aclText(o.acl); err != nil {
 			t.Fatalf("redistest: WithACL: %v", err)
 		}
-		be, err = processOnly(t, "a node with an ACL file")
-	} else {
-		be, err = chooseBackend(t.Name(), t.TempDir)
 	}
+	be, err := chooseBackend(t.Name(), t.TempDir)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
