@@ -98,3 +98,31 @@ func TestClusterOK(t *testing.T) {
 		})
 	}
 }
+
+func TestStartClusterFailsWithAReason(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"without redis-server", map[string]string{envBackend: backendDocker, "PATH": t.TempDir()}, "apt-get install redis-server"},
+		{"unknown backend", map[string]string{envBackend: "bogus"}, `"bogus"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			f := &fatalRecorder{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				StartCluster(f)
+			}()
+			<-done
+			if !strings.Contains(f.fatal, tc.want) {
+				t.Errorf("StartCluster: Fatalf %q, want it to hold %q", f.fatal, tc.want)
+			}
+		})
+	}
+}
