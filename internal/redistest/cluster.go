@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,7 +87,11 @@ func (c *Cluster) form() error {
 	}
 	for _, n := range c.masters[1:] {
 		host, port := n.srv.peer()
-		bus := n.srv.(interface{ clusterBus() string }).clusterBus()
+		bs, ok := n.srv.(interface{ clusterBus() string })
+		if !ok || bs.clusterBus() == "" {
+			return fmt.Errorf("%s: a %s server has no cluster bus port", n.Addr(), n.Backend())
+		}
+		bus := bs.clusterBus()
 		if _, err := c.masters[0].Do("CLUSTER", "MEET", host, port, bus); err != nil {
 			return fmt.Errorf("CLUSTER MEET %s %s %s on %s: %w", host, port, bus, c.masters[0].Addr(), err)
 		}
@@ -201,15 +206,20 @@ func (c *Cluster) indexOf(addr string) int {
 // ranges they serve (the first serves slot 0).
 func (c *Cluster) Masters() []*Node { return append([]*Node(nil), c.masters...) }
 
-// Slot returns the hash slot of key, as CLUSTER KEYSLOT on a master says:
-// the slot of the key's {tag} when it has one.
+// Slot returns the hash slot of key, as CLUSTER KEYSLOT on the first master
+// that answers says: the slot of the key's {tag} when it has one.
 func (c *Cluster) Slot(key string) int {
 	c.t.Helper()
-	slot, err := redis.Int(c.masters[0].Do("CLUSTER", "KEYSLOT", key))
-	if err != nil || slot < 0 || slot >= clusterSlots {
-		c.t.Fatalf("redistest: CLUSTER KEYSLOT %q on %s = %d, %v", key, c.masters[0].Addr(), slot, err)
+	var errs []error
+	for _, n := range c.masters {
+		slot, err := redis.Int(n.Do("CLUSTER", "KEYSLOT", key))
+		if err == nil && slot >= 0 && slot < clusterSlots {
+			return slot
+		}
+		errs = append(errs, fmt.Errorf("%s: %d, %v", n.Addr(), slot, err))
 	}
-	return slot
+	c.t.Fatalf("redistest: CLUSTER KEYSLOT %q: %v", key, errors.Join(errs...))
+	return -1
 }
 
 // NodeFor returns the master that serves key's slot (CLUSTER KEYSLOT, then
