@@ -62,7 +62,10 @@
 // else tries for it and then for a whole TTL more; with no contender it
 // stays forever. The repair itself is blind: a contender that reads TTL -1
 // while the holder is between its two commands sets the expiry for it,
-// which is harmless only because every client uses the same TTL.
+// which is harmless only because every client uses the same TTL. Nor does
+// the repair check whose key it is: a key of the same name that another
+// application wrote without a TTL (a hash, say) gets one from the first
+// waiter and then vanishes with its data (TestRepairExpiresForeignKey).
 //
 // TTLs have one-second granularity, so a lock lives up to a second longer
 // than asked and a crashed holder blocks others for that long.
@@ -74,6 +77,11 @@
 // loses the lock or its expiry. Its safety ends at its TTL; a holder paused
 // past Deadline can still act on the protected resource, and the lock
 // issues no fencing tokens.
+//
+// Under maxmemory with the noeviction policy, once Redis is over its limit
+// it refuses the DEL queued in the release's MULTI with an OOM error, so
+// Unlock (and Extend) fail and the lock stays until its TTL runs out
+// (TestUnlockOutOfMemory).
 //
 // The release uses WATCH on a connection from the pool; when it returns
 // early (a fault hook, a cancelled ctx) redigo's *redis.Pool sends UNWATCH

@@ -58,6 +58,11 @@
 // safety ends at its TTL; a holder paused past Deadline can still act on
 // the protected resource, and the lock issues no fencing tokens.
 //
+// Under maxmemory with the noeviction policy, once Redis is over its limit
+// it refuses the DEL queued in the release's MULTI with an OOM error, so
+// Unlock (and Extend) fail and the lock stays until its TTL runs out
+// (TestUnlockOutOfMemory).
+//
 // The release uses WATCH on a connection from the pool; when it returns
 // early (a fault hook, a cancelled ctx) redigo's *redis.Pool sends UNWATCH
 // when the connection goes back to the pool. A custom strategy.Pool must do

@@ -58,6 +58,11 @@ type server interface {
 // serverSpec is what a new server should be.
 type serverSpec struct {
 	persist bool
+	// cluster starts the server with cluster mode enabled and a cluster
+	// configuration file of its own; no slots are assigned yet.
+	cluster bool
+	// acl, when not empty, is the text of the server's ACL file.
+	acl string
 	// replicaHost and replicaPort name the master, as returned by its peer
 	// method; both are empty for a master.
 	replicaHost, replicaPort string
@@ -80,6 +85,10 @@ func redisFlags(port string, spec serverSpec) []string {
 	}
 	if spec.replicaHost != "" {
 		flags = append(flags, "--replicaof", spec.replicaHost, spec.replicaPort)
+	}
+	if spec.cluster {
+		// Relative to the server's directory, which is the node's own.
+		flags = append(flags, "--cluster-enabled", "yes", "--cluster-config-file", clusterConfigFile)
 	}
 	return flags
 }
@@ -122,6 +131,10 @@ func chooseBackend(testName string, dir func() string) (backend, error) {
 	return nil, fmt.Errorf("no backend can run Redis: %s (docker: %v; process: %v)",
 		installHint, dockerErr, processErr)
 }
+
+// clusterConfigFile is the name of a cluster node's configuration file, in
+// its directory.
+const clusterConfigFile = "nodes.conf"
 
 // launchAttempts bounds how often a backend retries with another port when the
 // one it picked was taken before the server could bind it.

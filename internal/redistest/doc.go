@@ -1,10 +1,33 @@
 // Package redistest starts real, disposable Redis servers for tests: independent
 // masters, replicas of them, and the faults a distributed lock must survive
 // (a crashed node, a restarted node with or without its data, a frozen node,
-// a promoted replica).
+// a promoted replica, a node out of memory, a network that delays, loses
+// replies or loses everything).
 //
-// Start returns the nodes of one test and tears them down in t.Cleanup. Each
-// node runs on one of two backends:
+// Start returns the nodes of one test and tears them down in t.Cleanup.
+// Besides plain nodes it starts the set-ups production users run:
+//
+//   - StartCluster: a Redis Cluster of three masters (cluster-enabled yes,
+//     a cluster configuration file each, the 16384 slots split in three
+//     ranges, cluster_state:ok on every node). Cluster.NodeFor and
+//     Cluster.PoolFor find the master that serves a key's slot, by CLUSTER
+//     KEYSLOT and CLUSTER SLOTS; a command sent to another master gets
+//     MOVED.
+//   - Start(t, n, WithACL(users...)): nodes with an ACL file (aclfile) that
+//     defines users, such as "app on >pw resetchannels ~app:* &app:* +@all";
+//     Node.PoolAs connects as one of them. The user default keeps every
+//     right, so the harness and Node.Pool keep working.
+//
+// NewProxy puts a TCP proxy on a loopback port in front of any address (a
+// Node's, say) for network-fault tests: pass-through, Delay, DropReplies
+// (commands reach Redis, replies are lost), DropNextReplies (exactly the
+// next n replies are lost, whole, and the stream goes on), BlackHole
+// (nothing gets through, connections stay open), Reset (every open
+// connection closed) and Heal, switchable while traffic flows. Proxy.Pool
+// dials through it. Node.ExhaustMemory puts a node over maxmemory with
+// noeviction.
+//
+// Each plain node runs on one of two backends:
 //
 //   - "docker": one container per node (github.com/ory/dockertest/v3), its
 //     port 6379 published on a fixed free port of 127.0.0.1, so that a killed
@@ -26,6 +49,16 @@
 //     redis:7-alpine when present locally, else lockzoo/redis:local (built from
 //     the host's redis-server by `make redis-image`), else redis:7-alpine is
 //     pulled.
+//
+// A cluster always runs on the process backend: under
+// LOCKZOO_REDIS_BACKEND=docker it runs as processes anyway, with a log line
+// saying so, and without redis-server on PATH StartCluster fails saying what
+// to install. In containers each node would have to announce an address and
+// a bus port that both the host and the other containers reach
+// (cluster-announce-ip, -port and -bus-port, a second published port), so
+// the cluster's gossip would run over Docker's bridge instead of loopback.
+// Nodes with an ACL file run on either backend; in a container the file is
+// copied to /data before the server starts.
 //
 // Containers carry the label lockzoo.test=1, so leftovers of a crashed test
 // binary can be removed with

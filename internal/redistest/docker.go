@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -18,6 +19,10 @@ const dockerReadyTimeout = 10 * time.Second
 // redisPort is the port Redis listens on inside its container.
 const redisPort = "6379"
 
+// dockerDataDir is the working directory of Redis in both images, where an
+// ACL file is put.
+const dockerDataDir = "/data"
+
 // Labels put on every container, so leftovers can be found.
 const (
 	labelTest     = "lockzoo.test"
@@ -30,7 +35,14 @@ func (b *dockerBackend) describe() string { return "image " + b.image }
 // launch creates and starts a container whose Redis port is published on a
 // free 127.0.0.1 port, and tries another port when that one was taken.
 func (b *dockerBackend) launch(spec serverSpec) (server, error) {
+	if spec.cluster {
+		// StartCluster uses the process backend; see the package doc.
+		return nil, errors.New("the docker backend does not run cluster nodes")
+	}
 	flags := append(redisFlags(redisPort, spec), "--bind", "0.0.0.0")
+	if spec.acl != "" {
+		flags = append(flags, "--aclfile", dockerDataDir+"/"+aclFile)
+	}
 	var err error
 	for range launchAttempts {
 		var hostPort string
@@ -40,6 +52,11 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 		var c *container
 		if c, err = b.create(hostPort, flags); err != nil {
 			return nil, err
+		}
+		if spec.acl != "" {
+			if err = c.upload(aclFile, spec.acl); err != nil {
+				return nil, errors.Join(err, c.destroy())
+			}
 		}
 		if err = c.start(); err == nil {
 			return c, nil
@@ -170,6 +187,28 @@ func (c *container) destroy() error {
 	var gone *dc.NoSuchContainer
 	if err != nil && !errors.As(err, &gone) {
 		return fmt.Errorf("remove container %.12s: %w", c.id, err)
+	}
+	return nil
+}
+
+// upload writes a file named name holding content into dockerDataDir of
+// the container, which must not have started yet.
+func (c *container) upload(name, content string) error {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	hdr := &tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), ModTime: time.Now()}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return fmt.Errorf("tar %s: %w", name, err)
+	}
+	if _, err := tw.Write([]byte(content)); err != nil {
+		return fmt.Errorf("tar %s: %w", name, err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("tar %s: %w", name, err)
+	}
+	err := c.client.UploadToContainer(c.id, dc.UploadToContainerOptions{InputStream: &buf, Path: dockerDataDir})
+	if err != nil {
+		return fmt.Errorf("copy %s into container %.12s: %w", name, c.id, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 // Node is one Redis server started by Start or Node.StartReplica, alive until
 // the end of the test that started it.
 //
-// Addr, Pool, Do and Backend may be called from any goroutine. The methods
+// Addr, Pool, PoolAs, Do and Backend may be called from any goroutine. The methods
 // that inject faults (Kill, Restart, Pause, Resume, StartReplica, Promote)
 // report failures with t.Fatalf on the TB given to Start, so like
 // t.Fatalf they must be called from the test's goroutine.
@@ -28,6 +29,11 @@ type Node struct {
 	// of a running node does nothing on every backend (docker refuses to
 	// unpause a container that is not paused).
 	paused atomic.Bool
+
+	// mu guards pools.
+	mu sync.Mutex
+	// pools are the pools PoolAs made, closed with the node.
+	pools []*redis.Pool
 }
 
 // newNode wraps a running server and registers its teardown with t.Cleanup.
@@ -74,8 +80,13 @@ func (n *Node) markKilled() {
 
 // cleanup closes the pool and tears the server down.
 func (n *Node) cleanup() {
-	if err := n.pool.Close(); err != nil {
-		n.t.Errorf("redistest: close pool of %s: %v", n.addr, err)
+	n.mu.Lock()
+	pools := append([]*redis.Pool{n.pool}, n.pools...)
+	n.mu.Unlock()
+	for _, p := range pools {
+		if err := p.Close(); err != nil {
+			n.t.Errorf("redistest: close pool of %s: %v", n.addr, err)
+		}
 	}
 	if err := n.srv.destroy(); err != nil {
 		n.t.Errorf("redistest: tear down %s node %s: %v", n.be.name(), n.addr, err)
@@ -142,7 +153,7 @@ const syncTimeout = 10 * time.Second
 func (n *Node) StartReplica() *Node {
 	n.t.Helper()
 	host, port := n.srv.peer()
-	spec := serverSpec{persist: n.spec.persist, replicaHost: host, replicaPort: port}
+	spec := serverSpec{persist: n.spec.persist, acl: n.spec.acl, replicaHost: host, replicaPort: port}
 	srv, err := n.be.launch(spec)
 	if err != nil {
 		n.t.Fatalf("redistest: StartReplica of %s: %v", n.addr, err)

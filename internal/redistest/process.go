@@ -47,25 +47,57 @@ func (b *processBackend) launch(spec serverSpec) (server, error) {
 		p := &process{bin: b.bin, dir: dir, port: port}
 		p.args = append(redisFlags(port, spec),
 			"--bind", "127.0.0.1", "--dir", dir, "--logfile", p.logPath())
-		// Each attempt gets a log of its own, so a bind failure is its own.
-		if rerr := os.Remove(p.logPath()); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-			return nil, fmt.Errorf("reset %s: %w", p.logPath(), rerr)
+		if err = p.prepare(spec); err != nil {
+			return nil, err
 		}
 		if err = p.start(); err == nil {
 			return p, nil
 		}
-		if !strings.Contains(p.logTail(), "Address already in use") {
+		if !strings.Contains(p.logTail(), "already in use") {
 			return nil, err
 		}
 	}
 	return nil, fmt.Errorf("no free port after %d attempts: %w", launchAttempts, err)
 }
 
+// prepare readies the directory for one launch attempt and adds the flags
+// that need it: the cluster bus port and the ACL file. Each attempt starts
+// from a fresh log and cluster configuration, so a bind failure is its own.
+func (p *process) prepare(spec serverSpec) error {
+	for _, name := range []string{p.logPath(), filepath.Join(p.dir, clusterConfigFile)} {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("reset %s: %w", name, err)
+		}
+	}
+	if spec.cluster {
+		// The bus port defaults to port+10000, which may lie past 65535.
+		bus, err := freePort()
+		if err != nil {
+			return err
+		}
+		p.bus = bus
+		p.args = append(p.args, "--cluster-port", bus)
+	}
+	if spec.acl != "" {
+		path := filepath.Join(p.dir, aclFile)
+		if err := os.WriteFile(path, []byte(spec.acl), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		p.args = append(p.args, "--aclfile", path)
+	}
+	return nil
+}
+
+// aclFile is the name of a node's ACL file, in its directory.
+const aclFile = "users.acl"
+
 // process is one redis-server child process. Its command line is fixed at
 // launch, so a restart binds the same port and reads the same directory.
 type process struct {
 	bin, dir, port string
-	args           []string
+	// bus is the cluster bus port; empty unless cluster mode is on.
+	bus  string
+	args []string
 
 	// cmd is the running or last process; nil before the first start.
 	cmd *exec.Cmd
@@ -194,3 +226,6 @@ func (p *process) logTail() string {
 	}
 	return string(b)
 }
+
+// clusterBus returns the cluster bus port, empty unless cluster mode is on.
+func (p *process) clusterBus() string { return p.bus }

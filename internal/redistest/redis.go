@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -29,10 +28,12 @@ var errStaleConn = errors.New("redistest: connection predates the node's last Ki
 // newPool returns the pool of a node at addr. A connection last used before
 // killedAt() is discarded on borrow: it points at a dead server. Pause does
 // not change killedAt, so frozen connections stay in the pool.
-func newPool(addr string, killedAt func() time.Time) *redis.Pool {
+// Each connection is dialed with dial's options after the connect timeout.
+func newPool(addr string, killedAt func() time.Time, dial ...redis.DialOption) *redis.Pool {
+	opts := append([]redis.DialOption{redis.DialConnectTimeout(time.Second)}, dial...)
 	return &redis.Pool{
 		DialContext: func(ctx context.Context) (redis.Conn, error) {
-			return redis.DialContext(ctx, "tcp", addr, redis.DialConnectTimeout(time.Second))
+			return redis.DialContext(ctx, "tcp", addr, opts...)
 		},
 		TestOnBorrow: func(_ redis.Conn, lastUsed time.Time) error {
 			if lastUsed.Before(killedAt()) {
@@ -110,12 +111,7 @@ func waitSynced(addr string, timeout time.Duration) error {
 // synced reports whether an INFO replication text shows a replica whose
 // link is up and whose initial sync is over.
 func synced(info string) bool {
-	fields := map[string]string{}
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			fields[k] = v
-		}
-	}
+	fields := infoFields(info)
 	return fields["role"] == "slave" &&
 		fields["master_link_status"] == "up" &&
 		fields["master_sync_in_progress"] == "0"

@@ -17,13 +17,19 @@ func Start(t TB, n int, opts ...Option) []*Node {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)
 	}
 	o := buildOptions(opts)
+	spec := serverSpec{persist: o.persist}
+	if o.withACL {
+		var err error
+		if spec.acl, err = aclText(o.acl); err != nil {
+			t.Fatalf("redistest: WithACL: %v", err)
+		}
+	}
 	be, err := chooseBackend(t.Name(), t.TempDir)
 	if err != nil {
 		t.Fatalf("redistest: %v", err)
 	}
 	t.Logf("redistest: %d node(s) on backend %s (%s)", n, be.name(), be.describe())
 
-	spec := serverSpec{persist: o.persist}
 	servers, err := launchAll(be, spec, n)
 	nodes := make([]*Node, 0, n)
 	for _, srv := range servers {
@@ -65,6 +71,9 @@ type Option func(*options)
 // options is the configuration that Options fill in.
 type options struct {
 	persist bool
+	// withACL gives the nodes an ACL file defining acl (WithACL).
+	withACL bool
+	acl     []ACLUser
 }
 
 // WithPersistence makes the nodes write every command to an append-only file
