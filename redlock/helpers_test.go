@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -161,6 +162,19 @@ func resetStats(t *testing.T, nodes []*redistest.Node) {
 	for _, n := range nodes {
 		if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
 			t.Fatalf("CONFIG RESETSTAT on %s = %v, want nil", n.Addr(), err)
+		}
+	}
+}
+
+// alignFences sets the fencing counter of the lock name to 1 on every
+// node, as on a key whose counters are in step: a new key's counters are
+// made from each node's clock, which differ, so its first acquires raise
+// them in a second round (the write-back).
+func alignFences(t *testing.T, nodes []*redistest.Node, name string) {
+	t.Helper()
+	for i, n := range nodes {
+		if _, err := n.Do("SET", redlock.FenceKey(protocol.LockKey("lock:", name)), 1, "PX", time.Hour.Milliseconds()); err != nil {
+			t.Fatalf("SET counter on node %d = %v, want nil", i, err)
 		}
 	}
 }

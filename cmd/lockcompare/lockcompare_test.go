@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/locktest"
-	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
@@ -238,18 +235,7 @@ func TestAddrs(t *testing.T) {
 		t.Errorf("with -json - the tables should go to stderr; stderr:\n%s", stderr)
 	}
 	for _, pattern := range []string{"lockzoo-compare:*", "lockzoo-bench:*"} {
-		keys, err := redis.Strings(node.Do("KEYS", pattern))
-		if err != nil {
-			t.Fatalf("KEYS %s: %v", pattern, err)
-		}
-		// What may stay is fencing counters, each expiring within its
-		// retention (protocol.FenceRetention after the lock's TTL).
-		for _, k := range keys {
-			pttl, err := redis.Int64(node.Do("PTTL", k))
-			if !strings.HasSuffix(k, protocol.KeysOf("").Fence) || err != nil || pttl <= 0 || pttl > (time.Minute+protocol.FenceRetention).Milliseconds() {
-				t.Errorf("left on the server after the run: %q with PTTL %d ms, %v; want only fencing counters that expire within their retention", k, pttl, err)
-			}
-		}
+		locktest.AssertReleased(t, node, pattern, time.Minute)
 	}
 }
 

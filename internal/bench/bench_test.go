@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/locktest"
@@ -26,19 +25,6 @@ func newLua(t *testing.T, pool strategy.Pool) strategy.Locker {
 	return l
 }
 
-// assertReleased fails when the node still holds keys matching pattern:
-// every lock taken must have been released. (Other keys, such as a
-// technique's fencing counters, may stay.)
-func assertReleased(t *testing.T, node *redistest.Node, pattern string) {
-	t.Helper()
-	keys, err := redis.Strings(node.Do("KEYS", pattern))
-	if err != nil {
-		t.Fatalf("KEYS %s: %v", pattern, err)
-	}
-	if len(keys) != 0 {
-		t.Errorf("KEYS %s = %q after the measurement, want none (locks left behind)", pattern, keys)
-	}
-}
 
 func checkSpeed(t *testing.T, s bench.Speed, workers int, d time.Duration) {
 	t.Helper()
@@ -65,7 +51,7 @@ func TestUncontended(t *testing.T) {
 		t.Fatalf("Uncontended() = %v, want nil", err)
 	}
 	checkSpeed(t, s, workers, d)
-	assertReleased(t, node, "lock:*")
+	locktest.AssertReleased(t, node, "lock:*", time.Minute)
 }
 
 func TestRaw(t *testing.T) {
@@ -77,7 +63,7 @@ func TestRaw(t *testing.T) {
 		t.Fatalf("Raw() = %v, want nil", err)
 	}
 	checkSpeed(t, s, workers, d)
-	assertReleased(t, node, "lockzoo-bench:*")
+	locktest.AssertReleased(t, node, "lockzoo-bench:*", time.Minute)
 }
 
 // TestRawFailsOnRedisDown: Raw returns the failure of its commands instead
@@ -120,7 +106,7 @@ func TestContended(t *testing.T) {
 				t.Fatalf("Contended() = %v, want nil", err)
 			}
 			checkContention(t, c, w, tt.lockers)
-			assertReleased(t, node, "lock:*")
+			locktest.AssertReleased(t, node, "lock:*", time.Minute)
 		})
 	}
 }

@@ -103,6 +103,19 @@ func (o *Overlap) Violations() int64 { return o.violations.Load() }
 // workers*iterations and no two holders ever overlapped.
 func Contention(t *testing.T, l strategy.Locker, pool *redis.Pool, key string, workers, iterations int) {
 	t.Helper()
+	lockers := make([]strategy.Locker, workers)
+	for i := range lockers {
+		lockers[i] = l
+	}
+	ContentionApart(t, lockers, pool, key, iterations)
+}
+
+// ContentionApart is Contention with a worker per Locker in lockers, as
+// with separate processes: their waiters meet only in Redis. pool holds
+// the counter ("counter:" + key).
+func ContentionApart(t *testing.T, lockers []strategy.Locker, pool *redis.Pool, key string, iterations int) {
+	t.Helper()
+	workers := len(lockers)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	counter := "counter:" + key
@@ -114,7 +127,7 @@ func Contention(t *testing.T, l strategy.Locker, pool *redis.Pool, key string, w
 		wg      sync.WaitGroup
 		errs    = make(chan error, workers)
 	)
-	for range workers {
+	for _, l := range lockers {
 		wg.Go(func() {
 			for range iterations {
 				if err := increment(ctx, l, pool, key, counter, &overlap); err != nil {

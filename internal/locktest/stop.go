@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,4 +109,24 @@ func LockValue(t testing.TB, node *redistest.Node, prefix, name string) string {
 		}
 	}
 	return ""
+}
+
+// AssertReleased fails the test for every key on node that matches
+// pattern, except fencing counters (protocol.KeysOf's Fence) that expire
+// within their retention: every lock taken must have been released, and
+// nothing may stay that never expires. maxTTL is the longest lock TTL the
+// test used.
+func AssertReleased(t testing.TB, node *redistest.Node, pattern string, maxTTL time.Duration) {
+	t.Helper()
+	keys, err := redis.Strings(node.Do("KEYS", pattern))
+	if err != nil {
+		t.Fatalf("KEYS %s: %v", pattern, err)
+	}
+	fence := protocol.KeysOf("").Fence
+	for _, k := range keys {
+		pttl, err := redis.Int64(node.Do("PTTL", k))
+		if !strings.HasSuffix(k, fence) || err != nil || pttl <= 0 || pttl > (maxTTL+protocol.FenceRetention).Milliseconds() {
+			t.Errorf("left on the server: %q with PTTL %d ms, %v; want no lock, and only fencing counters that expire within TTL + retention", k, pttl, err)
+		}
+	}
 }
