@@ -133,7 +133,7 @@ func TestNoScriptFallback(t *testing.T) {
 	nodes := startNodes(t, 5)
 	ctx := context.Background()
 	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
-	alignFences(t, nodes, "k") // no write-back round: only the acquire and release scripts run
+	alignFences(t, nodes, "k")  // no write-back round: only the acquire and release scripts run
 	warm := mustLock(t, l, "k") // connections named, run_ids known
 	if err := warm.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -24,7 +23,6 @@ func newLua(t *testing.T, pool strategy.Pool) strategy.Locker {
 	}
 	return l
 }
-
 
 func checkSpeed(t *testing.T, s bench.Speed, workers int, d time.Duration) {
 	t.Helper()
