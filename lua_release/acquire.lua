@@ -14,15 +14,19 @@
 -- holds the waiter's name and has pttl ms left. Replies {0, pttl}
 -- otherwise: pttl is what the holder's lock has left (-2: the lock is free
 -- but reserved for the waiter at the head of the line).
--- The counter is read first: a bad one fails the script before it writes.
+-- A bad counter is refused with an error naming it, and nothing written
+-- (takeFence).
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, waits, stale = ARGV[1], ARGV[2], ARGV[3] == "1", tonumber(ARGV[4])
 local me, member, retention = ARGV[5], ARGV[6], ARGV[7]
-local stored = readFence(fence)
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		return {1, writeFence(fence, nextFence(stored), ttl, retention)}
+		local f, err = takeFence(lock, fence, ttl, retention)
+		if not f then
+			return redis.error_reply(err)
+		end
+		return {1, f}
 	end
 	return nil
 end
@@ -40,7 +44,7 @@ end
 
 -- Handed to us by a release whose notice this attempt overtook.
 if waits and redis.call("GET", lock) == me then
-	return {2, stored or 0, redis.call("PTTL", lock)}
+	return {2, readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
 local nowU = nowUs()
@@ -51,7 +55,9 @@ local head = redis.call("ZRANGE", line, 0, 0)[1]
 if head == nil or head == member then
 	local won = take()
 	if won then
-		leave(line, seen, member)
+		if not won.err then
+			leave(line, seen, member)
+		end
 		return won
 	end
 end

@@ -24,6 +24,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 	if err != nil {
 		b.Fatalf("New() = %v, want nil", err)
 	}
+	defer locktest.ReportRedisCPU(b, node)()
 	locktest.BenchLockUnlock(b, l)
 }
 
@@ -48,6 +49,7 @@ func BenchmarkRawSetNXEvalsha(b *testing.B) {
 	node := redistest.Start(b, 1)[0]
 	pool := node.Pool()
 	release := scripts.CompareDelete()
+	defer locktest.ReportRedisCPU(b, node)()
 	locktest.BenchParallel(b, func(ctx context.Context, key string) error {
 		val := key // each goroutine has its own key, so the key is a unique token
 		c, err := pool.GetContext(ctx)

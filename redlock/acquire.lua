@@ -21,13 +21,13 @@
 -- is on its way): pttl is what that lock has left in ms (-1: it has no
 -- expiry). released is 1 when the lock held ARGV[8] and was deleted
 -- first, else 0; a lock released so and not taken is announced as
--- release.lua does. The counter is read first: a bad one fails the script
--- before it writes.
+-- release.lua does. A bad counter is refused with an error naming it
+-- (takeFence); the lock's SET is undone, but a lock released first (ARGV[8])
+-- stays released.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
 local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local prev, channel, retention = ARGV[8], ARGV[9], ARGV[10]
-local stored = readFence(fence)
 
 local released = 0
 if prev ~= "" and redis.call("GET", lock) == prev then
@@ -46,7 +46,11 @@ end
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		return reply(1, writeFence(fence, nextFence(stored), ttl, retention))
+		local f, err = takeFence(lock, fence, ttl, retention)
+		if not f then
+			return redis.error_reply(err)
+		end
+		return reply(1, f)
 	end
 	return nil
 end
@@ -82,7 +86,9 @@ local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
 	or (ticket == tonumber(head[2]) and member < head[1])
 if first and not v then
 	local won = take()
-	leave(line, seen, member)
+	if not (won and won.err) then
+		leave(line, seen, member)
+	end
 	return won
 end
 if waits then

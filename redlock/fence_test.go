@@ -170,7 +170,7 @@ func TestFenceWriteBack(t *testing.T) {
 				if !ok {
 					v = 1
 				}
-				if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v); err != nil {
+				if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v, "PX", time.Hour.Milliseconds()); err != nil {
 					t.Fatalf("SET counter on node %d = %v, want nil", i, err)
 				}
 			}
@@ -226,7 +226,7 @@ func TestFenceSurvivesLossOfTopNode(t *testing.T) {
 	ctx := context.Background()
 	l := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
 	for i, v := range []int{1000, 1, 1, 1, 1} {
-		if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v); err != nil {
+		if _, err := nodes[i].Do("SET", redlock.FenceKey(protocol.LockKey("lock:", "k")), v, "PX", time.Hour.Milliseconds()); err != nil {
 			t.Fatalf("SET counter on node %d = %v, want nil", i, err)
 		}
 	}

@@ -3,11 +3,15 @@ package locktest
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -91,3 +95,39 @@ func BenchContended(b *testing.B, newLocker func() strategy.Locker) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ReportRedisCPU resets the command statistics of nodes and returns a
+// function that reports what Redis spent on the benchmark's b.N
+// operations, "redis-µs/op": the sum of usec over INFO commandstats. Call
+// it as defer locktest.ReportRedisCPU(b, nodes...)().
+func ReportRedisCPU(b *testing.B, nodes ...*redistest.Node) func() {
+	b.Helper()
+	for _, n := range nodes {
+		if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
+			b.Fatalf("CONFIG RESETSTAT on %s = %v", n.Addr(), err)
+		}
+	}
+	return func() {
+		b.Helper()
+		var usec int64
+		for _, n := range nodes {
+			info, err := redis.String(n.Do("INFO", "commandstats"))
+			if err != nil {
+				b.Fatalf("INFO commandstats on %s = %v", n.Addr(), err)
+			}
+			for _, line := range strings.Split(info, "\r\n") {
+				_, stats, ok := strings.Cut(line, ":")
+				if !ok || !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_config") || strings.HasPrefix(line, "cmdstat_info") {
+					continue
+				}
+				for _, f := range strings.Split(stats, ",") {
+					if v, ok := strings.CutPrefix(f, "usec="); ok {
+						n, _ := strconv.ParseInt(v, 10, 64)
+						usec += n
+					}
+				}
+			}
+		}
+		b.ReportMetric(float64(usec)/float64(b.N), "redis-µs/op")
+	}
+}

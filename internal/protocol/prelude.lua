@@ -112,3 +112,28 @@ local function writeFence(fence, f, ttl, retention)
 	return f
 end
 
+-- takeFence gives the holder that has just SET lock its fencing token, on
+-- the fast path: INCR of the counter, or, when there was none (INCR made
+-- it 1), the server's clock in µs, stored to expire retention ms after
+-- the lock's ttl. An INCR keeps the counter's expiry, so a counter expires
+-- at most TTL + retention after it was made, and the next holder starts
+-- again from the clock. A bad counter (not an integer, one that would
+-- wrap, another type) is refused: the lock's SET and the INCR are undone,
+-- so nothing is written, and it returns nil and an error naming the key.
+local function takeFence(lock, fence, ttl, retention)
+	local f = redis.pcall("INCR", fence)
+	if type(f) == "table" then
+		redis.call("DEL", lock)
+		return nil, "ERR lockzoo: fencing counter " .. fence .. ": " .. tostring(f.err)
+	end
+	if f < 1 or f >= 9007199254740992 then
+		redis.call("DECR", fence)
+		redis.call("DEL", lock)
+		return nil, "ERR lockzoo: fencing counter " .. fence .. " holds " .. string.format("%.0f", f - 1) ..
+			", not an integer in [0, 2^53)"
+	end
+	if f == 1 then
+		return writeFence(fence, nowUs(), ttl, retention)
+	end
+	return f
+end
