@@ -3,11 +3,12 @@
 -- Takes a waiter that gave up out of the line and, when a release handed
 -- it the lock in the meantime, passes the lock on (handOn). Replies 1 when
 -- it passed a lock on, else 0.
+local L = waitLine()
 local handed = redis.call("GET", KEYS[1]) == ARGV[2]
 if handed then
-	readFence(KEYS[2]) -- a bad counter fails the script before it writes
+	L.readFence(KEYS[2]) -- a bad counter fails the script before it writes
 end
-leave(KEYS[3], KEYS[4], ARGV[1])
+L.leave(KEYS[3], KEYS[4], ARGV[1])
 if not handed then
 	return 0
 end

@@ -44,24 +44,25 @@ end
 
 -- Handed to us by a release whose notice this attempt overtook.
 if waits and redis.call("GET", lock) == me then
-	return {2, readFence(fence) or 0, redis.call("PTTL", lock)}
+	return {2, waitLine().readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
+local L = waitLine()
 local nowU = nowUs()
 local now = math.floor(nowU / 1000)
-dropStale(line, seen, now, stale)
+L.dropStale(line, seen, now, stale)
 
 local head = redis.call("ZRANGE", line, 0, 0)[1]
 if head == nil or head == member then
 	local won = take()
 	if won then
 		if not won.err then
-			leave(line, seen, member)
+			L.leave(line, seen, member)
 		end
 		return won
 	end
 end
 if waits then
-	join(line, seen, nowU, member, now, stale)
+	L.join(line, seen, nowU, member, now, stale)
 end
 return {0, redis.call("PTTL", lock)}

@@ -15,29 +15,30 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		redis.call("DEL", lock)
 		return
 	end
-	local stored = readFence(fence)
-	local now = nowMs()
-	dropStale(line, seen, now, stale)
+	local L = waitLine()
+	local stored = L.readFence(fence)
+	local now = L.nowMs()
+	L.dropStale(line, seen, now, stale)
 	local head = redis.call("ZRANGE", line, 0, 0)[1]
 	if not head then
 		redis.call("DEL", lock)
 		return
 	end
-	local ttl, locker, waiter = parseMember(head)
+	local ttl, locker, waiter = L.parseMember(head)
 	if not ttl then -- not ours: drop it
-		leave(line, seen, head)
+		L.leave(line, seen, head)
 		redis.call("DEL", lock)
 		return
 	end
 	local last = tonumber(redis.call("ZSCORE", seen, head))
 	if last and last >= now - recent then
 		redis.call("SET", lock, waiter, "PX", ttl)
-		local f = writeFence(fence, nextFence(stored), ttl, retention)
-		leave(line, seen, head)
-		redis.call("PUBLISH", inbox(channel, locker), handOffNotice(f, waiter))
+		local f = writeFence(fence, L.nextFence(stored), ttl, retention)
+		L.leave(line, seen, head)
+		redis.call("PUBLISH", L.inbox(channel, locker), L.handOffNotice(f, waiter))
 		return
 	end
 	redis.call("DEL", lock)
-	redis.call("PUBLISH", inbox(channel, locker), headNotice(waiter))
+	redis.call("PUBLISH", L.inbox(channel, locker), L.headNotice(waiter))
 end
 

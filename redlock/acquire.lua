@@ -39,7 +39,7 @@ end
 -- but did not take to the head of the line.
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
-		tellHead(line, seen, channel)
+		waitLine().tellHead(line, seen, channel)
 	end
 	return {status, n, released}
 end
@@ -69,7 +69,8 @@ if redis.call("EXISTS", line) == 0 then
 		return reply(2, redis.call("PTTL", lock))
 	end
 	if waits then
-		join(line, seen, ticket, member, nowMs(), stale)
+		local L = waitLine()
+		L.join(line, seen, ticket, member, L.nowMs(), stale)
 	end
 	return reply(0, redis.call("PTTL", lock))
 end
@@ -78,8 +79,9 @@ local v = redis.call("GET", lock)
 if v and ours(v) then
 	return reply(2, redis.call("PTTL", lock))
 end
-local now = nowMs()
-dropStale(line, seen, now, stale)
+local L = waitLine()
+local now = L.nowMs()
+L.dropStale(line, seen, now, stale)
 -- The lock goes to the earliest ticket among the waiters and us.
 local head = redis.call("ZRANGE", line, 0, 0, "WITHSCORES")
 local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
@@ -87,12 +89,12 @@ local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
 if first and not v then
 	local won = take()
 	if not (won and won.err) then
-		leave(line, seen, member)
+		L.leave(line, seen, member)
 	end
 	return won
 end
 if waits then
-	join(line, seen, ticket, member, now, stale)
+	L.join(line, seen, ticket, member, now, stale)
 end
 if v then
 	return reply(0, redis.call("PTTL", lock))

@@ -16,10 +16,11 @@ if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 end
 redis.call("DEL", KEYS[1])
 if ARGV[5] then
-	join(KEYS[2], KEYS[3], ARGV[4], ARGV[5], nowMs(), tonumber(ARGV[3]))
+	local L = waitLine()
+	L.join(KEYS[2], KEYS[3], ARGV[4], ARGV[5], L.nowMs(), tonumber(ARGV[3]))
 end
-if ARGV[2] then
+if ARGV[2] and redis.call("EXISTS", KEYS[2]) == 1 then
 	-- An undo does not wake its own waiter: it retries on its own timer.
-	tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5])
+	waitLine().tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5])
 end
 return 1

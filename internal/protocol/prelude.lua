@@ -2,107 +2,120 @@
 -- with (package protocol; Script puts it in front). See doc.go for the layout
 -- and encodings.
 
--- nowMs is the server's time in ms, nowUs in µs.
+-- nowUs is the server's time in µs.
 local function nowUs()
 	local t = redis.call("TIME")
 	return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
-local function nowMs()
-	return math.floor(nowUs() / 1000)
-end
 
--- dropStale takes the waiters unseen for `stale` ms (they gave up or
--- died) out of the line.
-local function dropStale(line, seen, now, stale)
-	local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
-	if #gone > 0 then
-		redis.call("ZREM", line, unpack(gone))
-		redis.call("ZREM", seen, unpack(gone))
+-- waitLine returns the functions of the line of waiters, its notices and
+-- the reading of a fencing counter, as a table: a script builds it only
+-- off its fast path (L = waitLine()), since every function a script
+-- defines costs Redis time on every call.
+local function waitLine()
+	local ops = {}
+
+	-- nowMs is the server's time in ms.
+	function ops.nowMs()
+		return math.floor(nowUs() / 1000)
 	end
-end
 
--- join puts member in the line with order (once: a waiter's order never
--- changes) and marks it seen at now. The line's keys expire stale*4 ms
--- after the last attempt of a waiter: a line that outlives its waiters is
--- garbage.
-local function join(line, seen, order, member, now, stale)
-	redis.call("ZADD", seen, now, member)
-	redis.call("ZADD", line, "NX", order, member)
-	redis.call("PEXPIRE", line, stale * 4)
-	redis.call("PEXPIRE", seen, stale * 4)
-end
-
--- leave takes member out of the line.
-local function leave(line, seen, member)
-	redis.call("ZREM", line, member)
-	redis.call("ZREM", seen, member)
-end
-
--- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
--- (protocol.Member); nil for anything else.
-local function parseMember(m)
-	return string.match(m, "^(%d+)/([^/]*)/(.+)$")
-end
-
--- inbox is the channel of the Locker named locker for a lock whose
--- channel is channel (protocol.Inbox).
-local function inbox(channel, locker)
-	return channel .. ":" .. locker
-end
-
--- Notice bodies (protocol.Notice).
-local function headNotice(waiter)
-	return "head:" .. waiter
-end
-
-local function handOffNotice(fence, waiter)
-	return "grant:" .. string.format("%.0f", fence) .. ":" .. waiter
-end
-
--- tellHead publishes headNotice to the inbox of the head of the line,
--- unless the head is except, so that only the waiter whose turn it is
--- hurries. A member that is not lockzoo's is dropped.
-local function tellHead(line, seen, channel, except)
-	local head = redis.call("ZRANGE", line, 0, 0)[1]
-	if not head or head == except then
-		return
+	-- dropStale takes the waiters unseen for `stale` ms (they gave up or
+	-- died) out of the line.
+	function ops.dropStale(line, seen, now, stale)
+		local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
+		if #gone > 0 then
+			redis.call("ZREM", line, unpack(gone))
+			redis.call("ZREM", seen, unpack(gone))
+		end
 	end
-	local _, locker, waiter = parseMember(head)
-	if not locker then
-		leave(line, seen, head)
-		return
-	end
-	redis.call("PUBLISH", inbox(channel, locker), headNotice(waiter))
-end
 
--- readFence returns the lock's fencing counter, or nil when there is none.
--- A counter that is not a decimal integer in [0, 2^53), or a key of
--- another type, fails the script before it writes anything, naming the key.
-local function readFence(fence)
-	local v = redis.pcall("GET", fence)
-	if type(v) == "table" and v.err then
-		error({err = "ERR lockzoo: fencing counter " .. fence .. ": " .. v.err})
+	-- join puts member in the line with order (once: a waiter's order never
+	-- changes) and marks it seen at now. The line's keys expire stale*4 ms
+	-- after the last attempt of a waiter: a line that outlives its waiters is
+	-- garbage.
+	function ops.join(line, seen, order, member, now, stale)
+		redis.call("ZADD", seen, now, member)
+		redis.call("ZADD", line, "NX", order, member)
+		redis.call("PEXPIRE", line, stale * 4)
+		redis.call("PEXPIRE", seen, stale * 4)
 	end
-	if not v then
-		return nil
-	end
-	local n = string.match(v, "^%d+$") and #v <= 16 and tonumber(v)
-	if not n or n >= 9007199254740992 then
-		error({err = "ERR lockzoo: fencing counter " .. fence .. " holds " .. string.sub(v, 1, 40) ..
-			", not an integer in [0, 2^53)"})
-	end
-	return n
-end
 
--- nextFence is the fencing token of a new holder whose counter read
--- stored (readFence): stored + 1, or the server's clock in µs when there
--- is no counter.
-local function nextFence(stored)
-	if stored then
-		return stored + 1
+	-- leave takes member out of the line.
+	function ops.leave(line, seen, member)
+		redis.call("ZREM", line, member)
+		redis.call("ZREM", seen, member)
 	end
-	return nowUs()
+
+	-- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
+	-- (protocol.Member); nil for anything else.
+	function ops.parseMember(m)
+		return string.match(m, "^(%d+)/([^/]*)/(.+)$")
+	end
+
+	-- inbox is the channel of the Locker named locker for a lock whose
+	-- channel is channel (protocol.Inbox).
+	function ops.inbox(channel, locker)
+		return channel .. ":" .. locker
+	end
+
+	-- Notice bodies (protocol.Notice).
+	function ops.headNotice(waiter)
+		return "head:" .. waiter
+	end
+
+	function ops.handOffNotice(fence, waiter)
+		return "grant:" .. string.format("%.0f", fence) .. ":" .. waiter
+	end
+
+	-- tellHead publishes headNotice to the inbox of the head of the line,
+	-- unless the head is except, so that only the waiter whose turn it is
+	-- hurries. A member that is not lockzoo's is dropped.
+	function ops.tellHead(line, seen, channel, except)
+		local head = redis.call("ZRANGE", line, 0, 0)[1]
+		if not head or head == except then
+			return
+		end
+		local _, locker, waiter = ops.parseMember(head)
+		if not locker then
+			ops.leave(line, seen, head)
+			return
+		end
+		redis.call("PUBLISH", ops.inbox(channel, locker), ops.headNotice(waiter))
+	end
+
+
+	-- readFence returns the lock's fencing counter, or nil when there is none.
+	-- A counter that is not a decimal integer in [0, 2^53), or a key of
+	-- another type, fails the script before it writes anything, naming the key.
+	function ops.readFence(fence)
+		local v = redis.pcall("GET", fence)
+		if type(v) == "table" and v.err then
+			error({err = "ERR lockzoo: fencing counter " .. fence .. ": " .. v.err})
+		end
+		if not v then
+			return nil
+		end
+		local n = string.match(v, "^%d+$") and #v <= 16 and tonumber(v)
+		if not n or n >= 9007199254740992 then
+			error({err = "ERR lockzoo: fencing counter " .. fence .. " holds " .. string.sub(v, 1, 40) ..
+				", not an integer in [0, 2^53)"})
+		end
+		return n
+	end
+
+	-- nextFence is the fencing token of a new holder whose counter read
+	-- stored (readFence): stored + 1, or the server's clock in µs when there
+	-- is no counter.
+	function ops.nextFence(stored)
+		if stored then
+			return stored + 1
+		end
+		return nowUs()
+	end
+
+	return ops
 end
 
 -- writeFence stores the fencing token f, to expire retention ms after the

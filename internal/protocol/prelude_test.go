@@ -25,7 +25,7 @@ func TestEncodingsAgreeWithLua(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	t.Run("member: Go encodes, Lua parses", func(t *testing.T) {
 		m := protocol.Member{TTL: 1500 * time.Millisecond, Locker: "L-1", Waiter: "w/x:y"}
-		got, err := redis.Strings(run(t, node, 0, `local ttl, locker, waiter = parseMember(ARGV[1])
+		got, err := redis.Strings(run(t, node, 0, `local ttl, locker, waiter = waitLine().parseMember(ARGV[1])
 return {ttl, locker, waiter}`, m.String()))
 		want := []string{"1500", m.Locker, m.Waiter}
 		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
@@ -34,14 +34,15 @@ return {ttl, locker, waiter}`, m.String()))
 	})
 	t.Run("member: Lua refuses what Go refuses", func(t *testing.T) {
 		for _, s := range []string{"x/L/w", "10/L", "10/L/"} {
-			got, err := run(t, node, 0, `return parseMember(ARGV[1]) and 1 or 0`, s)
+			got, err := run(t, node, 0, `return waitLine().parseMember(ARGV[1]) and 1 or 0`, s)
 			if n, _ := redis.Int(got, err); n != 0 {
 				t.Errorf("parseMember(%q) parsed; want nil, as ParseMember refuses it", s)
 			}
 		}
 	})
 	t.Run("notices: Lua encodes, Go parses", func(t *testing.T) {
-		got, err := redis.Strings(run(t, node, 0, `return {headNotice(ARGV[1]), handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w:1", "1764581234567890"))
+		got, err := redis.Strings(run(t, node, 0, `local L = waitLine()
+return {L.headNotice(ARGV[1]), L.handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w:1", "1764581234567890"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +55,7 @@ return {ttl, locker, waiter}`, m.String()))
 	})
 	t.Run("inbox", func(t *testing.T) {
 		lock := protocol.LockKey("app:", "k")
-		got, err := redis.String(run(t, node, 0, `return inbox(ARGV[1], ARGV[2])`, protocol.Channel(lock), "L-1"))
+		got, err := redis.String(run(t, node, 0, `return waitLine().inbox(ARGV[1], ARGV[2])`, protocol.Channel(lock), "L-1"))
 		if want := protocol.Inbox(lock, "L-1"); err != nil || got != want {
 			t.Errorf("inbox = %q, %v; want %q", got, err, want)
 		}
@@ -65,7 +66,8 @@ return {ttl, locker, waiter}`, m.String()))
 // counters a script may find.
 func TestFenceCounter(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
-	const script = `local f = writeFence(KEYS[1], nextFence(readFence(KEYS[1])), ARGV[1], ARGV[2])
+	const script = `local L = waitLine()
+local f = writeFence(KEYS[1], L.nextFence(L.readFence(KEYS[1])), ARGV[1], ARGV[2])
 return {string.format("%.0f", f), redis.call("PTTL", KEYS[1])}`
 	tests := []struct {
 		name    string
