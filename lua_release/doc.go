@@ -8,14 +8,24 @@
 // the one that replaces the WATCH/MULTI/EXEC release with a Lua script, with
 // millisecond rather than whole-second TTLs.
 //
+// # Keys
+//
+// A lock named key under Config.Prefix p lives at p{key} (or at p + key
+// when that carries a Redis Cluster hash tag of its own, as "orders:{42}"
+// does). Its other keys are that key and a suffix, so they share its slot
+// and its prefix: <lock>:fence (the fencing counter), <lock>:line and
+// <lock>:seen (the line of waiters). Release notices go on the channels
+// <lock>:notice:<locker>. An ACL user with ~<p>* &<p>* may do all the
+// package does, and each script touches one slot of a Redis Cluster.
+//
 // # Algorithm
 //
 //  1. Acquire: one script. When nobody waits in the key's line, it is
-//     SET <prefix><key> <token> NX PX <ttl ms>; on success the script also
-//     INCRs the key's fencing counter (FenceKey, never expiring) and
-//     returns it: Lease.Fence(). The value and the expiry are written in one
-//     command, so a client that dies right after acquiring still leaves a
-//     lock that expires.
+//     SET <lock> <token> NX PX <ttl ms>; on success the script also
+//     INCRs the key's fencing counter (FenceKey) and returns it:
+//     Lease.Fence(). The value and the expiry are written in one command,
+//     so a client that dies right after acquiring still leaves a lock that
+//     expires.
 //  2. Waiting, fairly: when the lock is held, a caller in Lock joins the
 //     key's line in Redis (a sorted set by arrival time; the member names
 //     the waiter, its TTL and its Locker) and the script returns the
@@ -55,11 +65,21 @@
 // round trip plus the notice's delivery. Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
-// Fencing tokens strictly increase across successive holders of a key as
-// long as the node keeps its data: each successful acquire increments the
-// counter in the same atomic step that sets the lock. Pass Fence() to the
-// resource you protect (see package fencing) so that a holder paused past
-// its TTL cannot overwrite a newer holder's work.
+// Fencing tokens strictly increase across successive holders of a key:
+// each successful acquire increments the counter in the same atomic step
+// that sets the lock, and a counter that is missing (new, expired
+// FenceRetention after the TTL of the lock that made it, evicted, or lost
+// with a restart or FLUSHALL) starts again from the server's clock in µs
+// (TIME), above every token issued before. This assumes that the Redis
+// server's clock never steps backwards and that a key is locked less than
+// once per µs on average (see package internal/protocol); nothing else
+// about clocks. A counter that is not an integer in [0, 2^53) fails the
+// acquire with an error naming it, and nothing is written. Pass Fence() to
+// the resource you protect (see package fencing) so that a holder paused
+// past its TTL cannot overwrite a newer holder's work. Nothing the package
+// writes lives forever: the lock expires with its TTL, the line 4 ×
+// LineStale after its last waiter's attempt, the counter TTL +
+// FenceRetention after it was made.
 //
 // # Weaknesses
 //
@@ -67,7 +87,9 @@
 // over to a replica before the replica received the SET (replication is
 // asynchronous), the new primary has no lock and a second client can take
 // it: two holders. Use redlock over independent masters where that matters.
-// The same failover can reset the fencing counter to an older value. The
+// The same failover can reset the fencing counter to an older value; a
+// counter made anew from a clock that was stepped back (NTP, a VM
+// restore) can issue a token below an earlier one. The
 // lock's safety also ends at its TTL: a holder paused (GC, swap) past
 // Deadline can still act on the protected resource unless that resource
 // checks the fencing token. A waiter at the head of the line that dies holds
@@ -75,7 +97,9 @@
 // that dies within HandOffRecent before a release can be handed the lock
 // and keeps it, like a holder that dies, until its TTL runs out (a waiter
 // whose Lock gives up passes a lock handed to it on, in Abandon). The line
-// and notices use the keys lockzoo:line:*, lockzoo:seen:* and the channels
-// lockzoo:released:*, which nothing else may write to: a forged "grant:"
-// notice would make a waiter believe it holds the lock.
+// and notices use the keys <lock>:line and <lock>:seen and the channels
+// <lock>:notice:*, which nothing else may write to: a forged "grant:"
+// notice would make a waiter believe it holds the lock. For the same
+// reason no name of yours may end in ":fence", ":line" or ":seen" while it
+// carries its own {tag}: "{x}:line" would be the line of the lock "x".
 package luarelease

@@ -12,10 +12,12 @@
 // (default N/2+1):
 //
 //  1. Acquire: note the monotonic time, then run the acquire script on all N
-//     nodes at once, one goroutine per node: SET <prefix><key> <token> NX
-//     PX <ttl ms> and, when it succeeds, INCR of the key's never-expiring
-//     fencing counter (FenceKey: "lockzoo:fence:<prefix><key>") in the same
-//     step, replying with the counter; when the SET fails it replies with
+//     nodes at once, one goroutine per node: SET <lock> <token> NX PX <ttl
+//     ms> and, when it succeeds, INCR of the key's fencing counter
+//     (FenceKey) in the same step, replying with the counter; the keys are
+//     lua_release's (<lock> is <prefix>{<key>}, see its package
+//     documentation, and all of a lock's keys share its Redis Cluster slot
+//     and its prefix); when the SET fails it replies with
 //     the holder's remaining TTL (PTTL) instead. Each call (connection,
 //     write, read) is bounded by Config.NodeTimeout (default TTL/10 within
 //     10..250 ms), and the wait for the decision by ctx.
@@ -73,7 +75,7 @@
 // # Waiting in line
 //
 // Every node keeps a line of the Lock calls its acquire script refused (a
-// sorted set, lockzoo:line:<prefix><key>) ordered by the call's ticket:
+// sorted set, <lock>:line) ordered by the call's ticket:
 // the time the Lock call began on its client's clock, in µs, the same in
 // every attempt and on every node, so all nodes order the waiters alike.
 // While anyone waits, a node gives a free lock only to the waiter with the
@@ -154,16 +156,22 @@
 //
 // Where it stops holding:
 //
-//   - A shared node loses its counter between A's write and B's INCR, so
-//     that c(n) goes back: a restart without persistence (or with
-//     appendfsync everysec: the last second), FLUSHALL or FLUSHDB, a DEL of
-//     the lockzoo:fence: keys, a restore from an older snapshot, a failover
-//     to a replica that missed writes (replication is asynchronous), or
-//     eviction under maxmemory with an allkeys-* policy (the counters have
-//     no TTL, so noeviction and the volatile-* policies leave them alone).
-//     B's INCR on n may then return F_A or less and, when no other
-//     yes-voter of B carries a counter that high, F_B <= F_A: the resource
-//     accepts A's stale write, or refuses B's. The restart guard narrows
+//   - A shared node loses its counter between A's write and B's INCR: a
+//     restart without persistence (or with appendfsync everysec: the last
+//     second), FLUSHALL or FLUSHDB, a DEL of the fencing counters, its
+//     retention (it expires TTL + protocol.FenceRetention after it was
+//     made), or eviction under maxmemory. The node then makes a new
+//     counter from its clock in µs (TIME), which is above F_A provided that
+//     (1) no node's clock steps backwards, (2) a key is locked less than
+//     once per µs on average, and (3) the nodes' clocks differ by less than
+//     the time between A's acquire and B's: F_A came from at most some
+//     node's clock at A's acquire plus the holders since. So the tokens
+//     still increase. They can go back only when, beyond that, the node
+//     keeps a counter that went back: a restore from an older snapshot, or
+//     a failover to a replica that missed writes (replication is
+//     asynchronous). B's INCR on n may then return F_A or less and, when no
+//     other yes-voter of B carries a counter that high, F_B <= F_A: the
+//     resource accepts A's stale write, or refuses B's. The restart guard narrows
 //     this for the Lockers that saw the restart: while they leave the
 //     restarted node out, its counter is not used, and C_A without it
 //     still meets every quorum of the other nodes (2Q > N). It does not
@@ -186,8 +194,10 @@
 // The write-back round costs one more round trip only when the yes-voters'
 // counters disagree: after a node missed increments (it was down, frozen,
 // skipped as suspect, or held another owner's copy of the lock while the
-// others were free, or its counter was changed by hand). It brings the
-// lagging yes-voters up to date, so the counters move in step again.
+// others were free, or its counter was changed by hand), and on the first
+// acquire of a key, or the first after its counters expired, since each
+// node makes a new counter from its own clock. It brings the lagging
+// yes-voters up to date, so the counters move in step again.
 //
 // # Node timeouts
 //
@@ -269,8 +279,9 @@
 //   - The line orders waiters by their clients' clocks: a client whose
 //     clock runs behind is served before waiters that came earlier. This
 //     affects fairness only, never mutual exclusion.
-//   - Every lock name ever used leaves a small fencing counter on every
-//     node, which never expires (as with lua_release).
+//   - Every lock name used leaves a small fencing counter on every node
+//     for TTL + protocol.FenceRetention (one hour) after it was made, as
+//     with lua_release.
 //   - A frozen node still runs the commands sent to it when it resumes, after
 //     the client gave up; a SET it runs then stays until its TTL, unless the
 //     release sent after the failure reaches it later (a suspect node gets

@@ -15,7 +15,7 @@
 // so all of them hash to the lock's slot and start with p:
 //
 //	<lock>              the lock: the holder's token, with the TTL
-//	<lock>:fence        the fencing counter (expires FenceRetention after its last write + TTL)
+//	<lock>:fence        the fencing counter (expires TTL + FenceRetention after it was made)
 //	<lock>:line         the line of waiters: member -> order (a sorted set)
 //	<lock>:seen         the waiters' last attempts: member -> ms (a sorted set)
 //	<lock>:notice       release notices for anyone (pub/sub channel)
@@ -44,13 +44,16 @@
 //
 // # Fencing tokens
 //
-// The counter of a lock is read and checked before a script writes
-// anything (a counter that is not a decimal integer in [0, 2^53), or a key
-// of another type, fails the script with an error naming the key, and
-// nothing is written). A new holder's token is the stored counter + 1, or,
-// when there is no counter (never written, expired after FenceRetention,
-// evicted, or lost in a restart), the server's clock in µs (TIME). It is
-// stored back with an expiry of TTL + FenceRetention.
+// A new holder's token is the stored counter + 1 (takeFence: INCR in the
+// step that sets the lock), or, when there is no counter (never written,
+// expired, evicted, or lost in a restart or FLUSHALL), the server's clock
+// in µs (TIME), stored with an expiry of TTL + FenceRetention. An INCR
+// keeps that expiry, and a hand-off or redlock's write-back sets it anew,
+// so a counter lives at most TTL + FenceRetention past the last time it was
+// made or written whole. A counter that is not a decimal integer in
+// [0, 2^53), or a key of another type, is refused with an error naming the
+// key, and nothing is written (the lock's SET is undone in the same
+// script).
 //
 // Tokens strictly increase for successive holders of a key provided that
 // (1) the server's clock does not step backwards, and (2) a key is not
