@@ -23,4 +23,12 @@
 // Tokens from a technique that issues none are 0: every such write passes,
 // which is exactly the unprotected behaviour the race-condition suite
 // demonstrates.
+//
+// The resource is the one key given to NewResource, used as it is: give it
+// a key under the Locker's Config.Prefix, and an ACL that confines a
+// service to its prefix (~<prefix>* &<prefix>*) covers the resource too.
+// It is the caller's data, so it carries no expiry. lua_release's and
+// redlock's tokens are large numbers (a new key's first token is the Redis
+// server's clock in µs) that only increase; compare them, never expect
+// the next to be one more.
 package fencing
