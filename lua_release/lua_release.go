@@ -143,7 +143,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, member(a), t.retention))
 	switch {
 	case err != nil:
-		return engine.Grant{}, fmt.Errorf("acquire %q: %w", a.Key, err)
+		return engine.Grant{}, fmt.Errorf("acquire: %w", err)
 	case len(reply) == 2 && reply[0] == 1:
 		return engine.Grant{Fence: uint64(reply[1])}, nil
 	case len(reply) == 2 && reply[0] == 0:
@@ -153,7 +153,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		// counted from before this attempt was sent, is a safe validity.
 		return engine.Grant{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
 	}
-	return engine.Grant{}, fmt.Errorf("acquire %q: unexpected reply %v", a.Key, reply)
+	return engine.Grant{}, fmt.Errorf("acquire: unexpected reply %v", reply)
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the

@@ -52,7 +52,7 @@ func (t *tally) fenceOf() (f int64, atF int, behind []int) {
 
 // errWriteBack is the cause of an acquire whose fencing write-back did not
 // reach a quorum.
-var errWriteBack = errors.New("lockzoo: redlock: the fencing write-back did not reach a quorum")
+var errWriteBack = errors.New("the fencing write-back did not reach a quorum")
 
 // errNotOurs is a write-back refused because the lock on the node is no
 // longer ours (it expired, or was deleted by hand).

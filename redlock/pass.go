@@ -36,7 +36,7 @@ func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt
 		return g, err, t.Release(ctx, h)
 	}
 	if rerr := hd.released(ctx); rerr != nil {
-		return g, err, fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, rerr)
+		return g, err, fmt.Errorf("release: %w", rerr)
 	}
 	return g, err, nil
 }

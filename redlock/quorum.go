@@ -185,8 +185,8 @@ func (j joined) Unwrap() []error { return j }
 var (
 	// errNoQuorum is the cause of a round that ended without a quorum and
 	// without any more specific reason.
-	errNoQuorum = errors.New("lockzoo: redlock: no quorum")
+	errNoQuorum = errors.New("no quorum")
 	// errValidity reports a quorum reached too late: the time it took left
 	// no validity (see Config.DriftFactor).
-	errValidity = errors.New("lockzoo: redlock: quorum reached after the lock's validity ran out")
+	errValidity = errors.New("quorum reached after the lock's validity ran out")
 )

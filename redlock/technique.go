@@ -53,7 +53,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 // where prev was released.
 func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Grant, handing, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, handing{}, fmt.Errorf("lockzoo: redlock: acquire %q: %w", a.Key, err)
+		return engine.Grant{}, handing{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
 	t.noteTTL(a.TTL)
@@ -128,7 +128,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if tl.busy > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
 		}
-		return engine.Grant{}, handing{r, tl}, tl.failure(fmt.Sprintf("lockzoo: redlock: acquire %q", a.Key), refusal, cause)
+		return engine.Grant{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
 	}
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
@@ -210,7 +210,7 @@ var errRestarted = errors.New("node restarted recently; the restart guard leaves
 // returns the nodes' failures.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockzoo: redlock: release %q: %w", h.Key, err)
+		return fmt.Errorf("release: %w", err)
 	}
 	late := t.late.lookup(h.Value)
 	k := protocol.KeysOf(h.Key)
@@ -235,7 +235,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		}
 	}
 	if cause != nil || !tl.won() {
-		return tl.failure(fmt.Sprintf("lockzoo: redlock: release %q", h.Key), strategy.ErrNotHeld, cause)
+		return tl.failure("release", strategy.ErrNotHeld, cause)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // Nodes excluded by the restart guard do not count.
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, fmt.Errorf("lockzoo: redlock: extend %q: %w", h.Key, err)
+		return engine.Grant{}, fmt.Errorf("extend: %w", err)
 	}
 	start := time.Now()
 	t.noteTTL(ttl)
@@ -269,7 +269,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		if cause == nil {
 			cause = r.settle(ctx, &tl, false)
 		}
-		return engine.Grant{}, tl.failure(fmt.Sprintf("lockzoo: redlock: extend %q", h.Key), strategy.ErrNotHeld, cause)
+		return engine.Grant{}, tl.failure("extend", strategy.ErrNotHeld, cause)
 	}
 	return engine.Grant{Validity: validity}, nil
 }
