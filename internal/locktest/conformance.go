@@ -36,6 +36,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"killed-node", testKilledNode},
 		{"frozen-node", testFrozenNode},
 		{"invalid-input", testInvalidInput},
+		{"failed-unlock-keeps-lease", testFailedUnlock},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
