@@ -55,7 +55,8 @@ type round struct {
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
 // round whose answers the caller collects. It must then call decide exactly
-// once.
+// once. When ctx has already ended it starts nothing: every node answers
+// at once with ctx's error, and no connection is taken.
 //
 // Every goroutine it starts ends on its own: the request is bounded by
 // Config.NodeTimeout, and when undo is given the goroutine waits for the
@@ -74,8 +75,11 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo u
 	}
 	var buf [8]admitted // no allocation up to 8 nodes
 	calls := buf[:0]
+	dead := ctx.Err() // a caller whose context ended sends nothing
 	for _, n := range nodes {
-		if ok, probe := n.br.admit(); ok {
+		if dead != nil {
+			r.answers <- answer{node: n.index, vote: voteFailed, err: dead}
+		} else if ok, probe := n.br.admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			// A failing node with a probe in flight: answer for it at once.

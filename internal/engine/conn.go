@@ -27,17 +27,32 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// WithConn gets a connection from pool, bounded by ctx, runs fn on it and
+// Conn gets a connection from pool, bounded by ctx. It returns ctx's error
+// without asking the pool when ctx has already ended, so a dead context
+// never takes (and then spoils) a pooled connection.
+func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get connection: %w", err)
+	}
+	conn, err := pool.GetContext(ctx)
+	if err != nil {
+		return nil, withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+	}
+	return conn, nil
+}
+
+// WithConn gets a connection from pool (see Conn), runs fn on it and
 // returns the connection to the pool. fn must bound its own commands with
-// ctx (redis.DoContext).
+// ctx (DoContext). A ctx that has already ended returns its error before
+// any connection is taken.
 //
 // When ctx ended before the call finished, the error wraps ctx.Err() too:
 // the read deadline redigo derives from ctx can fire a moment before ctx
 // reports done, and callers match on ctx.Err().
 func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) error {
-	conn, err := pool.GetContext(ctx)
+	conn, err := Conn(ctx, pool)
 	if err != nil {
-		return withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+		return err
 	}
 	defer conn.Close()
 	return withCtxErr(ctx, fn(conn))

@@ -120,6 +120,9 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil { // an ended ctx takes no connection
+		return nil, fmt.Errorf("lockzoo: %s: trylock %q: %w", l.props.Name, key, err)
+	}
 	token, err := l.token()
 	if err != nil {
 		return nil, err
@@ -309,8 +312,12 @@ func (l *Locker) checkKey(key string) error {
 }
 
 // attempt makes one acquire attempt, sent at start, and wraps a success in
-// a Lease.
+// a Lease. A ctx that has already ended returns its error before the
+// technique is called, so nothing is sent.
 func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lockzoo: %s: acquire %q: %w", l.props.Name, key, err)
+	}
 	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"frozen-node", testFrozenNode},
 		{"invalid-input", testInvalidInput},
 		{"failed-unlock-keeps-lease", testFailedUnlock},
+		{"dead-context", testDeadContext},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

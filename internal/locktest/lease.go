@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -70,4 +73,101 @@ func testFailedUnlock(t *testing.T, f Factory, node *redistest.Node) {
 			}
 		})
 	}
+}
+
+// deadCalls is how many calls with an ended context testDeadContext makes.
+const deadCalls = 1000
+
+// testDeadContext: a call whose context has already ended returns its
+// error before it takes a connection: it opens no connection to Redis
+// and writes nothing, and a lease it was given stays held. The pool dials
+// without a context (DialPool), so a call that spoils its pooled
+// connection costs a new one, and it has an idle connection to lend.
+func testDeadContext(t *testing.T, f Factory, node *redistest.Node) {
+	l := MustNew(t, f, DialPool(t, node), strategy.Config{TTL: 10 * time.Second})
+	dead, cancel := context.WithCancel(context.Background())
+	cancel()
+	warm := mustLock(t, l, "warm")
+	if err := warm.Unlock(context.Background()); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	keys := dbSize(t, node) // what the warm-up left (a fencing counter)
+	before := connectionsReceived(t, node)
+	wrong := 0 // calls that did not return ctx's error
+	for i := range deadCalls {
+		if _, err := l.TryLock(dead, "dead-"+strconv.Itoa(i)); !errors.Is(err, context.Canceled) {
+			wrong++
+		}
+	}
+	for range 10 {
+		if _, err := l.Lock(dead, "dead-lock"); !errors.Is(err, context.Canceled) || !errors.Is(err, strategy.ErrNotAcquired) {
+			wrong++
+		}
+	}
+	if wrong != 0 {
+		t.Errorf("calls with an ended context that did not return %v = %d of %d, want 0", context.Canceled, wrong, deadCalls+10)
+	}
+	// The INFO that measures opens one connection of its own.
+	opened := connectionsReceived(t, node) - before - 1
+	t.Logf("%d TryLock and 10 Lock calls with an ended context opened %d connections", deadCalls, opened)
+	if opened != 0 {
+		t.Errorf("connections opened by calls with an ended context = %d, want 0", opened)
+	}
+	if n := dbSize(t, node) - keys; n != 0 {
+		t.Errorf("keys written by calls with an ended context = %d, want 0", n)
+	}
+
+	lease := mustLock(t, l, "held")
+	before = connectionsReceived(t, node)
+	wrong = 0
+	for range deadCalls / 10 {
+		if err := lease.Extend(dead, 0); !errors.Is(err, context.Canceled) {
+			wrong++
+		}
+		if err := lease.Unlock(dead); !errors.Is(err, context.Canceled) {
+			wrong++
+		}
+	}
+	if wrong != 0 {
+		t.Errorf("Extend and Unlock calls with an ended context that did not return %v = %d of %d, want 0", context.Canceled, wrong, deadCalls/5)
+	}
+	if opened := connectionsReceived(t, node) - before - 1; opened != 0 {
+		t.Errorf("connections opened by Extend and Unlock with an ended context = %d, want 0", opened)
+	}
+	if _, err := l.TryLock(context.Background(), "held"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Errorf("TryLock() of the lease's key = %v, want %v (still held)", err, strategy.ErrNotAcquired)
+	}
+	if err := lease.Unlock(context.Background()); err != nil {
+		t.Errorf("Unlock() = %v, want nil", err)
+	}
+}
+
+// dbSize returns DBSIZE.
+func dbSize(t testing.TB, node *redistest.Node) int {
+	t.Helper()
+	n, err := redis.Int(node.Do("DBSIZE"))
+	if err != nil {
+		t.Fatalf("DBSIZE = %v, want nil", err)
+	}
+	return n
+}
+
+// connectionsReceived reads INFO stats total_connections_received.
+func connectionsReceived(t testing.TB, node *redistest.Node) int64 {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "stats"))
+	if err != nil {
+		t.Fatalf("INFO stats = %v, want nil", err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("INFO stats total_connections_received = %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("INFO stats has no total_connections_received")
+	return 0
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"testing"
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -74,3 +76,17 @@ func (panicConn) Do(string, ...any) (any, error) { panic("locktest: injected pan
 func (panicConn) Send(string, ...any) error      { panic("locktest: injected panic in Send") }
 func (panicConn) Flush() error                   { panic("locktest: injected panic in Flush") }
 func (panicConn) Receive() (any, error)          { panic("locktest: injected panic in Receive") }
+
+// DialPool returns a new *redis.Pool of node's whose Dial ignores the
+// caller's context, as redigo's examples build one (Dial, not
+// DialContext); it is closed when the test ends.
+func DialPool(t testing.TB, node *redistest.Node) *redis.Pool {
+	t.Helper()
+	p := &redis.Pool{
+		Dial:      func() (redis.Conn, error) { return redis.Dial("tcp", node.Addr()) },
+		MaxIdle:   16,
+		MaxActive: 0,
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
