@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // nodeOp runs one request on one node over c, bounded by ctx, and returns
@@ -193,7 +194,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			after(uctx, n, c)
+			if err := guarded(func() { after(uctx, n, c) }); err != nil {
+				c = nil // a connection that panicked is not used again
+			}
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {
@@ -201,25 +204,68 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 	}
 	if c != nil {
-		c.Close()
+		closeConn(c)
 	}
+}
+
+// errPanicked marks a node's failure that was a panic in its Pool or
+// connection, recovered so that it cannot crash the process from a
+// goroutine of ours.
+var errPanicked = errors.New("lockzoo: redlock: the node's pool or connection panicked")
+
+// guarded runs fn and turns a panic in it into an error wrapping
+// errPanicked.
+func guarded(fn func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %v", errPanicked, v)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// closeConn closes c, dropping a panic in its Close.
+func closeConn(c redis.Conn) {
+	_ = guarded(func() { c.Close() })
 }
 
 // call gets a connection to n and runs op on it, then tells n's breaker
 // whether the node replied. It returns the connection for reuse when it is
 // still healthy, else nil (and closes it). probe is what n.br.admit said.
-func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (redis.Conn, answer) {
-	c, err := n.pool.GetContext(ctx)
+//
+// A panic in the pool or the connection (a Pool of the user's) becomes the
+// node's failure, an error wrapping errPanicked: the connection is closed
+// (a panic in Close is dropped too) and the answer says the node may hold
+// the lock when the request may have been sent.
+func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c redis.Conn, a answer) {
+	settled := false
+	defer func() {
+		if v := recover(); v != nil {
+			err := fmt.Errorf("%w: %v", errPanicked, v)
+			if !settled {
+				n.br.settle(probe, false, err)
+			}
+			sent := c != nil // the request may have gone out
+			if sent {
+				closeConn(c)
+			}
+			c, a = nil, answer{node: n.index, vote: voteFailed, err: err, mayHold: sent}
+		}
+	}()
+	c, err := engine.Conn(ctx, n.pool)
 	if err != nil {
+		settled = true
 		n.br.settle(probe, false, err)
 		// Nothing was sent: the node cannot hold anything from us.
 		return nil, answer{node: n.index, vote: voteFailed, err: err}
 	}
-	a := op(ctx, n, c)
+	a = op(ctx, n, c)
 	a.node = n.index
 	// redigo closes a connection on any network or protocol failure; a
 	// connection still open got a reply.
 	replied := c.Err() == nil
+	settled = true
 	n.br.settle(probe, replied, a.err)
 	if !replied {
 		c.Close()

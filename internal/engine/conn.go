@@ -27,16 +27,28 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
+// ErrNilConn is what a call returns when the Pool's GetContext returned
+// neither a connection nor an error. It is a Redis failure like any other:
+// it matches neither strategy.ErrNotAcquired nor strategy.ErrNotHeld.
+var ErrNilConn = errors.New("lockzoo: the pool returned a nil connection and no error")
+
 // Conn gets a connection from pool, bounded by ctx. It returns ctx's error
 // without asking the pool when ctx has already ended, so a dead context
-// never takes (and then spoils) a pooled connection.
+// never takes (and then spoils) a pooled connection, and an error wrapping
+// ErrNilConn when the pool returns (nil, nil).
 func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get connection: %w", err)
 	}
 	conn, err := pool.GetContext(ctx)
-	if err != nil {
+	switch {
+	case err != nil:
+		if conn != nil {
+			conn.Close() // redigo hands back an error connection; others may not
+		}
 		return nil, withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+	case conn == nil || isNilPointer(conn):
+		return nil, fmt.Errorf("get connection: %w", ErrNilConn)
 	}
 	return conn, nil
 }

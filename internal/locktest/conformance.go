@@ -38,6 +38,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"invalid-input", testInvalidInput},
 		{"failed-unlock-keeps-lease", testFailedUnlock},
 		{"dead-context", testDeadContext},
+		{"nil-conn-pool", testNilConnPool},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

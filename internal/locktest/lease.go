@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,4 +171,59 @@ func connectionsReceived(t testing.TB, node *redistest.Node) int64 {
 	}
 	t.Fatalf("INFO stats has no total_connections_received")
 	return 0
+}
+
+// testNilConnPool: a Pool whose GetContext returns (nil, nil) makes every
+// call fail with an error, never panic, whether it serves the acquire or
+// only the release.
+func testNilConnPool(t *testing.T, f Factory, node *redistest.Node) {
+	ctx := context.Background()
+	pool := NewFaultyPool(node.Pool())
+	l := MustNew(t, f, pool, strategy.Config{TTL: 10 * time.Second})
+	lease := mustLock(t, l, "held")
+	pool.Set(PoolNilConn)
+	calls := []struct {
+		name string
+		call func(ctx context.Context) error
+		want []error // beside "not nil"
+	}{
+		{"TryLock", func(ctx context.Context) error { _, err := l.TryLock(ctx, "k"); return err }, nil},
+		{"Lock", func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			_, err := l.Lock(ctx, "k")
+			return err
+		}, []error{strategy.ErrNotAcquired, context.DeadlineExceeded}},
+		{"Extend", func(ctx context.Context) error { return lease.Extend(ctx, 0) }, nil},
+		{"Unlock", func(ctx context.Context) error { return lease.Unlock(ctx) }, nil},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			err := noPanic(t, c.name, func() error { return c.call(ctx) })
+			if err == nil || errors.Is(err, strategy.ErrNotHeld) || (c.want == nil && errors.Is(err, strategy.ErrNotAcquired)) {
+				t.Errorf("%s() over a pool that returns no connection = %v, want a Redis failure", c.name, err)
+			}
+			for _, want := range c.want {
+				if !errors.Is(err, want) {
+					t.Errorf("%s() over a pool that returns no connection = %v, want %v", c.name, err, want)
+				}
+			}
+		})
+	}
+	pool.Set(PoolHealthy)
+	if err := lease.Unlock(ctx); err != nil {
+		t.Errorf("Unlock() once the pool is healthy = %v, want nil", err)
+	}
+}
+
+// noPanic runs call and turns a panic into a test failure.
+func noPanic(t *testing.T, name string, call func() error) (err error) {
+	t.Helper()
+	defer func() {
+		if v := recover(); v != nil {
+			t.Errorf("%s() panicked: %v", name, v)
+			err = fmt.Errorf("panicked: %v", v)
+		}
+	}()
+	return call()
 }
