@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -275,27 +274,16 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c
 }
 
 // do runs one command (or, with cmd "", flushes the pipeline and reads
-// every pending reply) on c, bounded by ctx's deadline. It uses redigo's
-// read deadline rather than DoContext, which would start one more goroutine
-// per call: node calls only ever end by their deadline (the caller's
-// cancellation does not reach them, see fanOut). A deadline that passes
-// while reading is reported as context.DeadlineExceeded. Connections
-// without read deadlines (redis.ConnWithTimeout) go through DoContext.
+// every pending reply) on c, bounded by ctx's deadline: engine.DoDeadline,
+// which uses the connection's read deadline (redis.ConnWithTimeout) rather
+// than DoContext, which would start one more goroutine per call: node
+// calls only ever end by their deadline (the caller's cancellation does
+// not reach them, see fanOut). A deadline that passes while reading is
+// reported as context.DeadlineExceeded. A connection without read
+// deadlines goes through DoContext (redis.ConnWithContext), and one with
+// neither through its plain Do, bounded only by its own timeouts.
 func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
-	dl, ok := ctx.Deadline()
-	cwt, timed := c.(redis.ConnWithTimeout)
-	if !ok || !timed {
-		return redis.DoContext(c, ctx, cmd, args...)
-	}
-	d := time.Until(dl)
-	if d <= 0 {
-		return nil, context.DeadlineExceeded
-	}
-	reply, err := cwt.DoWithTimeout(d, cmd, args...)
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
-	}
-	return reply, err
+	return engine.DoDeadline(ctx, c, cmd, args...)
 }
 
 // tracker counts background goroutines so that Locker.Wait can wait for

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -87,8 +89,8 @@ func withCtxErr(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", cerr, err)
 }
 
-// Do runs one command on a connection from pool, bounded by ctx: the
-// connection wait, the write and the read all end when ctx does.
+// Do runs one command on a connection from pool, bounded by ctx (see
+// DoContext).
 func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
@@ -99,29 +101,111 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 	return reply, err
 }
 
-// DoContext is redis.DoContext without its cost where ctx can never end
-// (context.Background, context.WithoutCancel): redigo bounds a call by a
-// context with a goroutine per call, which a context without a Done channel
-// does not need.
+// DoContext runs one command on c (with cmd "", flushes the pipeline and
+// reads every pending reply) bounded by ctx, whatever c implements:
+//
+//   - a ctx that can never end (context.Background, WithoutCancel): c.Do,
+//     without the goroutine redigo starts per call to watch a context;
+//   - a ctx that has ended: its error, and nothing is sent;
+//   - c implements redis.ConnWithContext (redigo's own connections):
+//     redis.DoContext, which ctx's cancellation and deadline both bound;
+//   - otherwise c implements redis.ConnWithTimeout and ctx has a deadline:
+//     DoWithTimeout with the time left to it; a read that passes it is
+//     reported as context.DeadlineExceeded;
+//   - otherwise (a bare redis.Conn, or no deadline): c.Do, bounded only by
+//     c's own timeouts (redis.DialReadTimeout); ctx is checked before the
+//     command but cannot interrupt it.
 func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
 	if ctx.Done() == nil {
 		return c.Do(cmd, args...)
 	}
-	return redis.DoContext(c, ctx, cmd, args...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if cwc, ok := c.(redis.ConnWithContext); ok {
+		return cwc.DoContext(ctx, cmd, args...)
+	}
+	return doDeadline(ctx, c, cmd, args...)
+}
+
+// DoDeadline is DoContext for a call that only ever ends by ctx's
+// deadline, never by a cancellation (redlock's node calls): it prefers the
+// connection's read deadline (redis.ConnWithTimeout), which costs no
+// goroutine, and falls back to DoContext.
+func DoDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	if _, ok := ctx.Deadline(); ok {
+		if _, timed := c.(redis.ConnWithTimeout); timed {
+			return doDeadline(ctx, c, cmd, args...)
+		}
+	}
+	return DoContext(ctx, c, cmd, args...)
+}
+
+// doDeadline bounds one command by ctx's deadline through the connection's
+// read deadline when c implements redis.ConnWithTimeout and ctx has a
+// deadline, and sends it with c.Do otherwise.
+func doDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	dl, ok := ctx.Deadline()
+	cwt, timed := c.(redis.ConnWithTimeout)
+	if !ok || !timed {
+		return c.Do(cmd, args...)
+	}
+	d := time.Until(dl)
+	if d <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	reply, err := cwt.DoWithTimeout(d, cmd, args...)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return reply, err
 }
 
 // Eval runs script on a connection from pool with EVALSHA, falling back to
-// EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx.
+// EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx
+// as DoContext bounds a command.
 func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAndArgs ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
-		if ctx.Done() == nil { // as in DoContext
-			reply, err = script.Do(c, keysAndArgs...)
-		} else {
-			reply, err = script.DoContext(ctx, c, keysAndArgs...)
-		}
+		reply, err = EvalOn(ctx, c, script, keysAndArgs...)
 		return err
 	})
 	return reply, err
+}
+
+// EvalOn is Eval on the connection c.
+func EvalOn(ctx context.Context, c redis.Conn, script *redis.Script, keysAndArgs ...any) (any, error) {
+	if ctx.Done() == nil { // as in DoContext
+		return script.Do(c, keysAndArgs...)
+	}
+	if _, ok := c.(redis.ConnWithContext); ok {
+		return script.DoContext(ctx, c, keysAndArgs...)
+	}
+	// Script.Do knows only Do: send EVALSHA, and EVAL on NOSCRIPT, through
+	// DoContext's pipeline flush instead.
+	reply, err := evalSent(ctx, c, script.SendHash(c, keysAndArgs...))
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		reply, err = evalSent(ctx, c, script.Send(c, keysAndArgs...))
+	}
+	return reply, err
+}
+
+// evalSent reads the reply of the one script command sent on c (sendErr is
+// the Send's error), an error reply as the error.
+func evalSent(ctx context.Context, c redis.Conn, sendErr error) (any, error) {
+	if sendErr != nil {
+		return nil, sendErr
+	}
+	replies, err := redis.Values(DoContext(ctx, c, ""))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(replies) != 1:
+		return nil, fmt.Errorf("script got %d replies, want 1", len(replies))
+	}
+	if e, ok := replies[0].(redis.Error); ok {
+		return nil, e
+	}
+	return replies[0], nil
 }

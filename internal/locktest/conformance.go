@@ -39,6 +39,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"failed-unlock-keeps-lease", testFailedUnlock},
 		{"dead-context", testDeadContext},
 		{"nil-conn-pool", testNilConnPool},
+		{"bare-conns", testBareConns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -227,3 +227,61 @@ func noPanic(t *testing.T, name string, call func() error) (err error) {
 	}()
 	return call()
 }
+
+// testBareConns: connections that implement neither redis.ConnWithContext
+// nor redis.ConnWithTimeout (a user's own connection type) serve every
+// call with a cancellable context; connections with redis.ConnWithTimeout
+// only also bound a call to a frozen node by its context's deadline.
+func testBareConns(t *testing.T, f Factory, node *redistest.Node) {
+	pools := []struct {
+		name string
+		pool strategy.Pool
+	}{
+		{"redis.Conn only", BarePool(node.Pool())},
+		{"redis.ConnWithTimeout", TimeoutPool(node.Pool())},
+	}
+	for _, p := range pools {
+		t.Run(p.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			l := MustNew(t, f, p.pool, strategy.Config{TTL: 10 * time.Second})
+			lease, err := l.TryLock(ctx, "k-"+p.name)
+			if err != nil {
+				t.Fatalf("TryLock() = %v, want nil", err)
+			}
+			if _, err := l.TryLock(ctx, "k-"+p.name); !errors.Is(err, strategy.ErrNotAcquired) {
+				t.Errorf("TryLock() of a held key = %v, want %v", err, strategy.ErrNotAcquired)
+			}
+			if err := lease.Extend(ctx, 5*time.Second); err != nil {
+				t.Errorf("Extend() = %v, want nil", err)
+			}
+			if err := lease.Unlock(ctx); err != nil {
+				t.Errorf("Unlock() = %v, want nil", err)
+			}
+			Contention(t, l, node.Pool(), "contended-"+p.name, 4, 25)
+		})
+	}
+	t.Run("frozen node", func(t *testing.T) {
+		const timeout = 200 * time.Millisecond
+		l := MustNew(t, f, TimeoutPool(node.Pool()), strategy.Config{TTL: 10 * time.Second})
+		lease := mustLock(t, l, "held")
+		node.Pause()
+		t.Cleanup(node.Resume)
+		for name, call := range map[string]func(ctx context.Context) error{
+			"TryLock": func(ctx context.Context) error { _, err := l.TryLock(ctx, "k"); return err },
+			"Extend":  func(ctx context.Context) error { return lease.Extend(ctx, time.Second) },
+		} {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			start := time.Now()
+			err := call(ctx)
+			late := time.Since(start) - timeout
+			cancel()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s() on a frozen node = %v, want %v", name, err, context.DeadlineExceeded)
+			}
+			if late > FrozenSlack {
+				t.Errorf("%s() returned %v after its deadline, want within %v", name, late, FrozenSlack)
+			}
+		}
+	})
+}

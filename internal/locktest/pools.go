@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -76,6 +77,55 @@ func (panicConn) Do(string, ...any) (any, error) { panic("locktest: injected pan
 func (panicConn) Send(string, ...any) error      { panic("locktest: injected panic in Send") }
 func (panicConn) Flush() error                   { panic("locktest: injected panic in Flush") }
 func (panicConn) Receive() (any, error)          { panic("locktest: injected panic in Receive") }
+
+// BarePool wraps pool so that its connections implement redis.Conn only:
+// neither redis.ConnWithContext nor redis.ConnWithTimeout, like a
+// user's connection type that wraps redigo's.
+func BarePool(pool strategy.Pool) strategy.Pool { return wrapPool{pool, bare} }
+
+// TimeoutPool wraps pool so that its connections implement redis.Conn and
+// redis.ConnWithTimeout, but not redis.ConnWithContext.
+func TimeoutPool(pool strategy.Pool) strategy.Pool { return wrapPool{pool, timed} }
+
+type wrapPool struct {
+	pool strategy.Pool
+	wrap func(redis.Conn) redis.Conn
+}
+
+func (p wrapPool) GetContext(ctx context.Context) (redis.Conn, error) {
+	c, err := p.pool.GetContext(ctx)
+	if err != nil {
+		return c, err
+	}
+	return p.wrap(c), nil
+}
+
+// bareConn hides every method of the connection but redis.Conn's.
+type bareConn struct{ c redis.Conn }
+
+func bare(c redis.Conn) redis.Conn { return bareConn{c} }
+
+func (b bareConn) Close() error                            { return b.c.Close() }
+func (b bareConn) Err() error                              { return b.c.Err() }
+func (b bareConn) Do(cmd string, args ...any) (any, error) { return b.c.Do(cmd, args...) }
+func (b bareConn) Send(cmd string, args ...any) error      { return b.c.Send(cmd, args...) }
+func (b bareConn) Flush() error                            { return b.c.Flush() }
+func (b bareConn) Receive() (any, error)                   { return b.c.Receive() }
+
+// timedConn is bareConn plus redis.ConnWithTimeout.
+type timedConn struct{ bareConn }
+
+func timed(c redis.Conn) redis.Conn { return timedConn{bareConn{c}} }
+
+var _ redis.ConnWithTimeout = timedConn{}
+
+func (t timedConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
+	return redis.DoWithTimeout(t.c, d, cmd, args...)
+}
+
+func (t timedConn) ReceiveWithTimeout(d time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(t.c, d)
+}
 
 // DialPool returns a new *redis.Pool of node's whose Dial ignores the
 // caller's context, as redigo's examples build one (Dial, not
