@@ -165,13 +165,6 @@ func (s *Lease) spendUnless(err error) {
 // the lock is w's now, whatever the release reported), and otherwise as
 // Unlock spends it, by the release's outcome.
 func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Attempt) error {
-	if s.l.cfg.Token != nil {
-		tok, err := s.l.token()
-		if err != nil {
-			return err
-		}
-		next.Token = tok
-	}
 	start := time.Now()
 	g, acquired, released := p.Pass(ctx, h, next)
 	if acquired == nil {

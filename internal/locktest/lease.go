@@ -173,6 +173,66 @@ func connectionsReceived(t testing.TB, node *redistest.Node) int64 {
 	return 0
 }
 
+// sharedToken is what both Lockers' Config.Token returns in
+// testSharedToken: a host name, as users put in tokens.
+const sharedToken = "host-1"
+
+// testSharedToken: two Lockers whose Config.Token returns the same string
+// never both hold a key, and one never releases the other's lock.
+func testSharedToken(t *testing.T, f Factory, node *redistest.Node) {
+	ctx := context.Background()
+	named := func(ttl time.Duration) strategy.Locker {
+		return MustNew(t, f, node.Pool(), strategy.Config{TTL: ttl, Token: func() string { return sharedToken }})
+	}
+	a, b := named(10*time.Second), named(10*time.Second)
+	first, err := a.TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("A TryLock() = %v, want nil", err)
+	}
+	if _, err := b.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Errorf("B TryLock() while A holds the key = %v, want %v", err, strategy.ErrNotAcquired)
+	}
+	lockCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if lease, err := b.Lock(lockCtx, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Errorf("B Lock() while A holds the key = %v, want %v (two holders)", describe(lease), strategy.ErrNotAcquired)
+	}
+	if err := first.Unlock(ctx); err != nil {
+		t.Errorf("A Unlock() = %v, want nil", err)
+	}
+
+	// A's lock expires and B takes the key: A's late Unlock must leave
+	// B's lock alone.
+	a, b = named(200*time.Millisecond), named(200*time.Millisecond)
+	stale := mustLock(t, a, "expiring")
+	waitCtx, cancelWait := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelWait()
+	holder, err := b.Lock(waitCtx, "expiring")
+	if err != nil {
+		t.Fatalf("B Lock() after A's lock expired = %v, want nil", err)
+	}
+	if stale.Token() == holder.Token() {
+		t.Errorf("A and B Token() = %q and %q, want different values whatever Config.Token returns", stale.Token(), holder.Token())
+	}
+	if err := stale.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
+		t.Errorf("A's late Unlock() = %v, want %v", err, strategy.ErrNotHeld)
+	}
+	if lease, err := a.TryLock(ctx, "expiring"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Errorf("TryLock() after A's late Unlock = %v, want %v (B still holds the key)", describe(lease), strategy.ErrNotAcquired)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Errorf("B Unlock() = %v, want nil", err)
+	}
+}
+
+// describe names what a call that should have failed returned.
+func describe(lease strategy.Lease) string {
+	if lease == nil {
+		return "<nil lease>"
+	}
+	return fmt.Sprintf("a lease with token %q", lease.Token())
+}
+
 // testNilConnPool: a Pool whose GetContext returns (nil, nil) makes every
 // call fail with an error, never panic, whether it serves the acquire or
 // only the release.
