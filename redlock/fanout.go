@@ -193,9 +193,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			if err := guarded(func() { after(uctx, n, c) }); err != nil {
-				c = nil // a connection that panicked is not used again
-			}
+			// A panic here (the user's pool or connection) is dropped: the
+			// undo is best effort, the lock expires at its TTL anyway.
+			_ = guarded(func() { after(uctx, n, c) })
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {
