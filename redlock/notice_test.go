@@ -246,7 +246,7 @@ func TestLocksWhileSubscribed(t *testing.T) {
 func TestBusyHintOwnLeftover(t *testing.T) {
 	nodes := startNodes(t, 5)
 	const nodeTimeout = 300 * time.Millisecond
-	lo := &leftovers{t: t, key: "lock:k", on: nodes[:3]}
+	lo := &leftovers{t: t, on: nodes[:3]}
 	pools := make([]strategy.Pool, len(nodes))
 	for i, n := range nodes {
 		pools[i] = leftoverPool{n.Pool(), lo}
@@ -268,23 +268,24 @@ func TestBusyHintOwnLeftover(t *testing.T) {
 
 // leftovers writes, once, before the first acquire script is sent to any
 // node, the call's own name (the script's ARGV[3]; a TryLock's token) at
-// key on the nodes on, with a 60 s TTL.
+// the lock's key (its KEYS[1], whatever the layout) on the nodes on, with
+// a 60 s TTL.
 type leftovers struct {
 	t    *testing.T
-	key  string
 	on   []*redistest.Node
 	once sync.Once
 }
 
 // saw is called with every command before it is sent.
 func (lo *leftovers) saw(cmd string, args []any) {
-	// EVALSHA/EVAL hash, 4, the 4 keys, token, ttl, the call's name, ...
-	if (cmd != "EVALSHA" && cmd != "EVAL") || len(args) < 9 || args[1] != any(4) || args[2] != any(lo.key) {
+	// The acquire script: EVALSHA/EVAL hash, 4, the lock and 3 more keys,
+	// the token, the TTL, the call's name, ...
+	if (cmd != "EVALSHA" && cmd != "EVAL") || len(args) < 9 || args[1] != any(4) {
 		return
 	}
 	lo.once.Do(func() {
 		for _, n := range lo.on {
-			if _, err := n.Do("SET", lo.key, args[8], "PX", 60000); err != nil {
+			if _, err := n.Do("SET", args[2], args[8], "PX", 60000); err != nil {
 				lo.t.Errorf("SET on %s = %v, want nil", n.Addr(), err)
 			}
 		}
