@@ -78,7 +78,10 @@ func (s *Lease) Deadline() time.Time {
 // TTL) and moves Deadline. Errors wrap strategy.ErrNotHeld when the lock was
 // lost or released, strategy.ErrUnsupported where the technique cannot
 // extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL, and the
-// Redis failure otherwise.
+// Redis failure otherwise (wrapping ctx.Err() when ctx ended; a ctx that
+// has already ended returns its error before anything is sent). Extend
+// never spends the lease: after any failure Extend and Unlock may be
+// called again.
 func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	ttl, err := s.l.ttlOrDefault(ttl)
 	if err != nil {
