@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // nodeOp runs one request on one node over c, bounded by ctx, and returns
@@ -55,7 +55,8 @@ type round struct {
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
 // round whose answers the caller collects. It must then call decide exactly
-// once.
+// once. When ctx has already ended it starts nothing: every node answers
+// at once with ctx's error, and no connection is taken.
 //
 // Every goroutine it starts ends on its own: the request is bounded by
 // Config.NodeTimeout, and when undo is given the goroutine waits for the
@@ -74,8 +75,11 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo u
 	}
 	var buf [8]admitted // no allocation up to 8 nodes
 	calls := buf[:0]
+	dead := ctx.Err() // a caller whose context ended sends nothing
 	for _, n := range nodes {
-		if ok, probe := n.br.admit(); ok {
+		if dead != nil {
+			r.answers <- answer{node: n.index, vote: voteFailed, err: dead}
+		} else if ok, probe := n.br.admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			// A failing node with a probe in flight: answer for it at once.
@@ -189,7 +193,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-			after(uctx, n, c)
+			// A panic here (the user's pool or connection) is dropped: the
+			// undo is best effort, the lock expires at its TTL anyway.
+			_ = guarded(func() { after(uctx, n, c) })
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {
@@ -197,25 +203,68 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 	}
 	if c != nil {
-		c.Close()
+		closeConn(c)
 	}
+}
+
+// errPanicked marks a node's failure that was a panic in its Pool or
+// connection, recovered so that it cannot crash the process from a
+// goroutine of ours.
+var errPanicked = errors.New("lockzoo: redlock: the node's pool or connection panicked")
+
+// guarded runs fn and turns a panic in it into an error wrapping
+// errPanicked.
+func guarded(fn func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %v", errPanicked, v)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// closeConn closes c, dropping a panic in its Close.
+func closeConn(c redis.Conn) {
+	_ = guarded(func() { c.Close() })
 }
 
 // call gets a connection to n and runs op on it, then tells n's breaker
 // whether the node replied. It returns the connection for reuse when it is
 // still healthy, else nil (and closes it). probe is what n.br.admit said.
-func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (redis.Conn, answer) {
-	c, err := n.pool.GetContext(ctx)
+//
+// A panic in the pool or the connection (a Pool of the user's) becomes the
+// node's failure, an error wrapping errPanicked: the connection is closed
+// (a panic in Close is dropped too) and the answer says the node may hold
+// the lock when the request may have been sent.
+func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c redis.Conn, a answer) {
+	settled := false
+	defer func() {
+		if v := recover(); v != nil {
+			err := fmt.Errorf("%w: %v", errPanicked, v)
+			if !settled {
+				n.br.settle(probe, false, err)
+			}
+			sent := c != nil // the request may have gone out
+			if sent {
+				closeConn(c)
+			}
+			c, a = nil, answer{node: n.index, vote: voteFailed, err: err, mayHold: sent}
+		}
+	}()
+	c, err := engine.Conn(ctx, n.pool)
 	if err != nil {
+		settled = true
 		n.br.settle(probe, false, err)
 		// Nothing was sent: the node cannot hold anything from us.
 		return nil, answer{node: n.index, vote: voteFailed, err: err}
 	}
-	a := op(ctx, n, c)
+	a = op(ctx, n, c)
 	a.node = n.index
 	// redigo closes a connection on any network or protocol failure; a
 	// connection still open got a reply.
 	replied := c.Err() == nil
+	settled = true
 	n.br.settle(probe, replied, a.err)
 	if !replied {
 		c.Close()
@@ -225,27 +274,16 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (r
 }
 
 // do runs one command (or, with cmd "", flushes the pipeline and reads
-// every pending reply) on c, bounded by ctx's deadline. It uses redigo's
-// read deadline rather than DoContext, which would start one more goroutine
-// per call: node calls only ever end by their deadline (the caller's
-// cancellation does not reach them, see fanOut). A deadline that passes
-// while reading is reported as context.DeadlineExceeded. Connections
-// without read deadlines (redis.ConnWithTimeout) go through DoContext.
+// every pending reply) on c, bounded by ctx's deadline: engine.DoDeadline,
+// which uses the connection's read deadline (redis.ConnWithTimeout) rather
+// than DoContext, which would start one more goroutine per call: node
+// calls only ever end by their deadline (the caller's cancellation does
+// not reach them, see fanOut). A deadline that passes while reading is
+// reported as context.DeadlineExceeded. A connection without read
+// deadlines goes through DoContext (redis.ConnWithContext), and one with
+// neither through its plain Do, bounded only by its own timeouts.
 func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
-	dl, ok := ctx.Deadline()
-	cwt, timed := c.(redis.ConnWithTimeout)
-	if !ok || !timed {
-		return redis.DoContext(c, ctx, cmd, args...)
-	}
-	d := time.Until(dl)
-	if d <= 0 {
-		return nil, context.DeadlineExceeded
-	}
-	reply, err := cwt.DoWithTimeout(d, cmd, args...)
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
-	}
-	return reply, err
+	return engine.DoDeadline(ctx, c, cmd, args...)
 }
 
 // tracker counts background goroutines so that Locker.Wait can wait for

@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,17 +242,23 @@ func TestLocksWhileSubscribed(t *testing.T) {
 // leftovers of an earlier attempt of the same Lock call, released in the
 // background without a notice. They refuse the attempt, but the hint is
 // NodeTimeout at most, not their TTL, so that the waiter does not sleep
-// through its own clean-up.
+// through its own clean-up. The call's name is unique (Config.Token's
+// value and random characters), so the leftovers are written with the
+// name the attempt carries on the wire, just before it is sent.
 func TestBusyHintOwnLeftover(t *testing.T) {
 	nodes := startNodes(t, 5)
 	const nodeTimeout = 300 * time.Millisecond
-	l := newLocker(t, nodes, redlock.Config{NodeTimeout: nodeTimeout, Config: strategy.Config{Token: func() string { return "me" }}})
-	for _, n := range nodes[:3] {
-		if _, err := n.Do("SET", protocol.LockKey("lock:", "k"), "me", "PX", 60000); err != nil {
-			t.Fatalf("SET on %s = %v, want nil", n.Addr(), err)
-		}
+	lo := &leftovers{t: t, on: nodes[:3]}
+	pools := make([]strategy.Pool, len(nodes))
+	for i, n := range nodes {
+		pools[i] = leftoverPool{n.Pool(), lo}
 	}
-	_, err := l.TryLock(context.Background(), "k")
+	l, err := redlock.New(pools, redlock.Config{NodeTimeout: nodeTimeout, Config: strategy.Config{Token: func() string { return "me" }}})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	t.Cleanup(func() { waitIdle(t, l) })
+	_, err = l.TryLock(context.Background(), "k")
 	var busy *engine.BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("TryLock() over its own leftovers = %v, want an *engine.BusyError", err)
@@ -259,4 +266,71 @@ func TestBusyHintOwnLeftover(t *testing.T) {
 	if busy.Remaining <= 0 || busy.Remaining > nodeTimeout {
 		t.Errorf("BusyError.Remaining = %v, want within (0, %v] (NodeTimeout, not the leftovers' TTL)", busy.Remaining, nodeTimeout)
 	}
+}
+
+// leftovers writes, once, before the first acquire script is sent to any
+// node, the call's own name (the script's ARGV[3]; a TryLock's token) at
+// the lock's key (its KEYS[1], whatever the layout) on the nodes on, with
+// a 60 s TTL.
+type leftovers struct {
+	t    *testing.T
+	on   []*redistest.Node
+	once sync.Once
+}
+
+// saw is called with every command before it is sent.
+func (lo *leftovers) saw(cmd string, args []any) {
+	// The acquire script: EVALSHA/EVAL hash, 4, the lock and 3 more keys,
+	// the token, the TTL, the call's name, ...
+	if (cmd != "EVALSHA" && cmd != "EVAL") || len(args) < 9 || args[1] != any(4) {
+		return
+	}
+	lo.once.Do(func() {
+		for _, n := range lo.on {
+			if _, err := n.Do("SET", args[2], args[8], "PX", 60000); err != nil {
+				lo.t.Errorf("SET on %s = %v, want nil", n.Addr(), err)
+			}
+		}
+	})
+}
+
+// leftoverPool lends a node's connections, showing leftovers every
+// command before it is sent.
+type leftoverPool struct {
+	pool *redis.Pool
+	lo   *leftovers
+}
+
+func (p leftoverPool) GetContext(ctx context.Context) (redis.Conn, error) {
+	c, err := p.pool.GetContext(ctx)
+	if err != nil {
+		return c, err
+	}
+	return leftoverConn{c, p.lo}, nil
+}
+
+// leftoverConn is a connection of leftoverPool; it keeps redigo's read
+// deadlines (redis.ConnWithTimeout).
+type leftoverConn struct {
+	redis.Conn
+	lo *leftovers
+}
+
+func (c leftoverConn) Do(cmd string, args ...any) (any, error) {
+	c.lo.saw(cmd, args)
+	return c.Conn.Do(cmd, args...)
+}
+
+func (c leftoverConn) Send(cmd string, args ...any) error {
+	c.lo.saw(cmd, args)
+	return c.Conn.Send(cmd, args...)
+}
+
+func (c leftoverConn) DoWithTimeout(d time.Duration, cmd string, args ...any) (any, error) {
+	c.lo.saw(cmd, args)
+	return redis.DoWithTimeout(c.Conn, d, cmd, args...)
+}
+
+func (c leftoverConn) ReceiveWithTimeout(d time.Duration) (any, error) {
+	return redis.ReceiveWithTimeout(c.Conn, d)
 }

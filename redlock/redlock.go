@@ -32,6 +32,13 @@ var _ strategy.Locker = (*Locker)(nil)
 //
 // The same pool given twice is accepted but unsafe: that node then votes
 // twice, so a quorum can be reached with fewer real nodes than Quorum.
+//
+// Any redis.Conn serves (see strategy.Pool): NodeTimeout bounds a node's
+// call through redis.ConnWithTimeout's read deadline, else through
+// redis.ConnWithContext; a connection with neither is bounded by its own
+// timeouts only. A pool that returns no connection, or a pool or
+// connection that panics, is that node's failure: the panic is recovered
+// in the node's goroutine.
 func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if cfg.Config.Retry == nil {
 		cfg.Config.Retry = DefaultRetry()

@@ -3,6 +3,7 @@ package setnxexpire_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,20 +146,24 @@ func TestSecondGranularity(t *testing.T) {
 }
 
 // crashAfterSetNX makes a client that dies between SETNX and EXPIRE on key
-// and checks the immortal lock it leaves: the key exists with TTL -1.
-func crashAfterSetNX(t *testing.T, node *redistest.Node, key string) {
+// and checks the immortal lock it leaves: the key exists with TTL -1. It
+// returns the value the client wrote.
+func crashAfterSetNX(t *testing.T, node *redistest.Node, key string) string {
 	t.Helper()
 	crashed := newLocker(t, node, strategy.Config{TTL: 300 * time.Millisecond, Token: func() string { return "crashed" }})
 	ctx := fault.With(context.Background(), fault.Crash(fault.SetNXExpireAcquireAfterSetNX))
 	if _, err := crashed.TryLock(ctx, key); !errors.Is(err, fault.ErrCrashed) {
 		t.Fatalf("TryLock() with a crash after SETNX = %v, want %v", err, fault.ErrCrashed)
 	}
-	if got := locktest.Get(t, node, "lock:"+key); got != "crashed" {
-		t.Fatalf("GET lock:%s after the crash = %q, want %q", key, got, "crashed")
+	// The value is Config.Token's "crashed" made unique: "crashed.<random>".
+	got := locktest.Get(t, node, "lock:"+key)
+	if !strings.HasPrefix(got, "crashed.") {
+		t.Fatalf("GET lock:%s after the crash = %q, want %q", key, got, "crashed.<random>")
 	}
 	if ttl, err := redis.Int64(node.Do("TTL", "lock:"+key)); err != nil || ttl != -1 {
 		t.Fatalf("TTL lock:%s after the crash = %d, %v; want -1 (no expiry)", key, ttl, err)
 	}
+	return got
 }
 
 // TestCrashBetweenSetNXAndExpire shows the weakness of the two-command
@@ -169,7 +174,7 @@ func TestCrashBetweenSetNXAndExpire(t *testing.T) {
 	t.Run("TryLock repairs", func(t *testing.T) {
 		locktest.NoLeaks(t)
 		node := redistest.Start(t, 1)[0]
-		crashAfterSetNX(t, node, "k")
+		crashed := crashAfterSetNX(t, node, "k")
 		l := newLocker(t, node, strategy.Config{TTL: 300 * time.Millisecond})
 		if _, err := l.TryLock(context.Background(), "k"); !errors.Is(err, strategy.ErrNotAcquired) {
 			t.Fatalf("TryLock() on the immortal lock = %v, want %v", err, strategy.ErrNotAcquired)
@@ -178,14 +183,14 @@ func TestCrashBetweenSetNXAndExpire(t *testing.T) {
 		if ms := pttl(t, node, "lock:k"); ms <= 0 || ms > 1000 {
 			t.Errorf("PTTL lock:k after the failed TryLock = %d, want in (0, 1000] (repaired)", ms)
 		}
-		if got := locktest.Get(t, node, "lock:k"); got != "crashed" {
-			t.Errorf("GET lock:k after the repair = %q, want %q (the repair must not take the lock)", got, "crashed")
+		if got := locktest.Get(t, node, "lock:k"); got != crashed {
+			t.Errorf("GET lock:k after the repair = %q, want %q (the repair must not take the lock)", got, crashed)
 		}
 	})
 	t.Run("Lock repairs then acquires", func(t *testing.T) {
 		locktest.NoLeaks(t)
 		node := redistest.Start(t, 1)[0]
-		crashAfterSetNX(t, node, "k")
+		crashed := crashAfterSetNX(t, node, "k")
 		l := newLocker(t, node, strategy.Config{TTL: 300 * time.Millisecond})
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -216,7 +221,7 @@ func TestCrashBetweenSetNXAndExpire(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("Lock() on the repaired lock = %v, want nil", r.err)
 		}
-		if got := locktest.Get(t, node, "lock:k"); got != r.lease.Token() || got == "crashed" {
+		if got := locktest.Get(t, node, "lock:k"); got != r.lease.Token() || got == crashed {
 			t.Errorf("GET lock:k after Lock = %q, want the waiter's token %q", got, r.lease.Token())
 		}
 		if err := r.lease.Unlock(context.Background()); err != nil {

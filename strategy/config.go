@@ -17,11 +17,20 @@ const (
 // Config shapes a Locker. The zero value is usable: every zero field takes
 // its default.
 type Config struct {
-	TTL    time.Duration    // lock lifetime; zero means DefaultTTL (10s)
-	Prefix string           // key prefix; zero means DefaultPrefix ("lock:")
-	Retry  Retry            // wait policy for Lock; nil means DefaultRetry()
-	Token  func() string    // owner-token source; nil means a random UUIDv4
-	Clock  func() time.Time // the client's wall clock; nil means time.Now. Tests skew it.
+	TTL    time.Duration // lock lifetime; zero means DefaultTTL (10s)
+	Prefix string        // key prefix; zero means DefaultPrefix ("lock:")
+	Retry  Retry         // wait policy for Lock; nil means DefaultRetry()
+	// Token names the holder (a host or process name, say); nil means a
+	// random UUIDv4. lockzoo makes every value it writes unique whatever
+	// Token returns: it appends "." and 128 random bits for every Lock or
+	// TryLock call (and "." and the attempt number for each of Lock's
+	// attempts), so two Lockers whose Token returns the same string never
+	// both hold a key and never release each other's lock. Lease.Token
+	// returns the value written. A Token that returns "" makes the call
+	// fail with ErrInvalidConfig. A technique that writes no owner
+	// (getset_timestamp writes an expiry timestamp) ignores the value.
+	Token func() string
+	Clock func() time.Time // the client's wall clock; nil means time.Now. Tests skew it.
 }
 
 // WithDefaults returns c with every zero field set to its default, or an

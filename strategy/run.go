@@ -8,9 +8,20 @@ import (
 	"time"
 )
 
-// RunReleaseTimeout bounds the Unlock that Run makes after fn returns. It
-// runs on a fresh context, so a cancelled ctx still releases the lock.
+// RunReleaseTimeout bounds the release Run makes after fn returns, all its
+// Unlock calls together. It runs on a fresh context, so a cancelled ctx
+// still releases the lock.
 const RunReleaseTimeout = 5 * time.Second
+
+// RunReleaseAttempts is how many Unlock calls Run's release makes at most:
+// an Unlock that fails with neither success nor ErrNotHeld (Redis
+// unreachable for a moment, a reply lost) does not spend the lease, so Run
+// calls it again, after RunReleaseBackoff, then twice that, while
+// RunReleaseTimeout and the lease's Deadline allow.
+const RunReleaseAttempts = 3
+
+// RunReleaseBackoff is the wait before the second Unlock of Run's release.
+const RunReleaseBackoff = 50 * time.Millisecond
 
 // Run locks key with locker, runs fn while keeping the lock alive, and
 // releases it.
@@ -24,12 +35,13 @@ const RunReleaseTimeout = 5 * time.Second
 // the validity the lease had when acquired (measured by the technique on
 // the monotonic clock from before the acquire was sent). When fn returns,
 // Run stops extending and calls Unlock with a fresh context bounded by
-// RunReleaseTimeout, even if ctx was cancelled.
+// RunReleaseTimeout, even if ctx was cancelled; an Unlock that fails
+// transiently is retried (see RunReleaseAttempts).
 //
 // Run returns the error from Lock if the lock was not acquired (it wraps
 // ErrNotAcquired); otherwise fn's error if it is not nil; otherwise the
 // cause of the lock's loss (wrapping ErrNotHeld) if it was lost while fn
-// ran; otherwise Unlock's error. The goroutine that extends the lease ends
+// ran; otherwise the last Unlock's error. The goroutine that extends the lease ends
 // before Run returns.
 func Run(ctx context.Context, locker Locker, key string, fn func(ctx context.Context) error) error {
 	lease, err := locker.Lock(ctx, key)
@@ -51,9 +63,7 @@ func Run(ctx context.Context, locker Locker, key string, fn func(ctx context.Con
 	close(stop)
 	wg.Wait()
 
-	release, cancelRelease := context.WithTimeout(context.WithoutCancel(ctx), RunReleaseTimeout)
-	defer cancelRelease()
-	unlockErr := lease.Unlock(release)
+	unlockErr := release(ctx, lease)
 	switch {
 	case fnErr != nil:
 		return fnErr
@@ -61,6 +71,33 @@ func Run(ctx context.Context, locker Locker, key string, fn func(ctx context.Con
 		return lost
 	}
 	return unlockErr
+}
+
+// release unlocks lease for Run on a fresh context bounded by
+// RunReleaseTimeout (ctx gives only its values), retrying an Unlock that
+// failed with neither success nor ErrNotHeld up to RunReleaseAttempts
+// calls in all, with a doubling wait from RunReleaseBackoff, and not past
+// the lease's Deadline (the lock has expired by then). It returns the
+// last Unlock's error.
+func release(ctx context.Context, lease Lease) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RunReleaseTimeout)
+	defer cancel()
+	wait := RunReleaseBackoff
+	for attempt := 1; ; attempt++ {
+		err := lease.Unlock(rctx)
+		if err == nil || errors.Is(err, ErrNotHeld) || attempt == RunReleaseAttempts ||
+			!time.Now().Add(wait).Before(lease.Deadline()) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-rctx.Done():
+			t.Stop()
+			return err
+		}
+		wait *= 2
+	}
 }
 
 // keepAlive extends lease every third of its validity until stop closes,

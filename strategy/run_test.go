@@ -131,3 +131,26 @@ func TestRunNotAcquired(t *testing.T) {
 		t.Errorf("Run() = %v (fn ran: %v), want %v and fn not run", err, ran, strategy.ErrNotAcquired)
 	}
 }
+
+// TestRunRetriesTheRelease: the pool fails the first Unlock that Run makes
+// after fn returns; that failure spends nothing, so Run unlocks again and
+// the lock is released.
+func TestRunRetriesTheRelease(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	pool := locktest.NewFaultyPool(node.Pool())
+	l, err := luarelease.New(pool, strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	err = strategy.Run(context.Background(), l, "job", func(context.Context) error {
+		pool.FailNext(1) // the release's first connection
+		return nil
+	})
+	if err != nil {
+		t.Errorf("Run() = %v, want nil (the release retried)", err)
+	}
+	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
+		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0 (released)", n, err)
+	}
+}

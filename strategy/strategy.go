@@ -9,9 +9,22 @@ import (
 
 // Pool hands out Redis connections; *redis.Pool from redigo satisfies it.
 //
-// The connections it returns should implement redis.ConnWithContext (redigo's
-// do) so that a context bounds each command. Give a *redis.Pool a DialContext
-// so the context bounds dialing too.
+// Every call that talks to Redis first checks its context: one that has
+// ended returns its error without asking the Pool for a connection. A
+// GetContext that returns neither a connection nor an error fails the call
+// with an error (a Redis failure, never a panic).
+//
+// Any redis.Conn works; how far a context bounds each command depends on
+// what else the connection implements. redis.ConnWithContext (redigo's own
+// connections do): the context's cancellation and deadline both end the
+// command. Otherwise redis.ConnWithTimeout: the context's deadline does,
+// through the connection's read deadline (DoWithTimeout with the time
+// left), but a cancellation without a deadline is seen only between
+// commands. A connection with neither is bounded only by its own timeouts
+// (redis.DialReadTimeout), the context being checked before each command.
+// redlock's node calls, bounded by NodeTimeout, prefer
+// redis.ConnWithTimeout. Give a *redis.Pool a DialContext so the context
+// bounds dialing too.
 type Pool interface {
 	GetContext(ctx context.Context) (redis.Conn, error)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -27,17 +29,44 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// WithConn gets a connection from pool, bounded by ctx, runs fn on it and
+// ErrNilConn is what a call returns when the Pool's GetContext returned
+// neither a connection nor an error. It is a Redis failure like any other:
+// it matches neither strategy.ErrNotAcquired nor strategy.ErrNotHeld.
+var ErrNilConn = errors.New("lockzoo: the pool returned a nil connection and no error")
+
+// Conn gets a connection from pool, bounded by ctx. It returns ctx's error
+// without asking the pool when ctx has already ended, so a dead context
+// never takes (and then spoils) a pooled connection, and an error wrapping
+// ErrNilConn when the pool returns (nil, nil).
+func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("get connection: %w", err)
+	}
+	conn, err := pool.GetContext(ctx)
+	switch {
+	case err != nil:
+		if conn != nil {
+			conn.Close() // redigo hands back an error connection; others may not
+		}
+		return nil, withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+	case conn == nil || isNilPointer(conn):
+		return nil, fmt.Errorf("get connection: %w", ErrNilConn)
+	}
+	return conn, nil
+}
+
+// WithConn gets a connection from pool (see Conn), runs fn on it and
 // returns the connection to the pool. fn must bound its own commands with
-// ctx (redis.DoContext).
+// ctx (DoContext). A ctx that has already ended returns its error before
+// any connection is taken.
 //
 // When ctx ended before the call finished, the error wraps ctx.Err() too:
 // the read deadline redigo derives from ctx can fire a moment before ctx
 // reports done, and callers match on ctx.Err().
 func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) error {
-	conn, err := pool.GetContext(ctx)
+	conn, err := Conn(ctx, pool)
 	if err != nil {
-		return withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
+		return err
 	}
 	defer conn.Close()
 	return withCtxErr(ctx, fn(conn))
@@ -60,8 +89,8 @@ func withCtxErr(ctx context.Context, err error) error {
 	return fmt.Errorf("%w: %w", cerr, err)
 }
 
-// Do runs one command on a connection from pool, bounded by ctx: the
-// connection wait, the write and the read all end when ctx does.
+// Do runs one command on a connection from pool, bounded by ctx (see
+// DoContext).
 func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
@@ -72,29 +101,111 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 	return reply, err
 }
 
-// DoContext is redis.DoContext without its cost where ctx can never end
-// (context.Background, context.WithoutCancel): redigo bounds a call by a
-// context with a goroutine per call, which a context without a Done channel
-// does not need.
+// DoContext runs one command on c (with cmd "", flushes the pipeline and
+// reads every pending reply) bounded by ctx, whatever c implements:
+//
+//   - a ctx that can never end (context.Background, WithoutCancel): c.Do,
+//     without the goroutine redigo starts per call to watch a context;
+//   - a ctx that has ended: its error, and nothing is sent;
+//   - c implements redis.ConnWithContext (redigo's own connections):
+//     redis.DoContext, which ctx's cancellation and deadline both bound;
+//   - otherwise c implements redis.ConnWithTimeout and ctx has a deadline:
+//     DoWithTimeout with the time left to it; a read that passes it is
+//     reported as context.DeadlineExceeded;
+//   - otherwise (a bare redis.Conn, or no deadline): c.Do, bounded only by
+//     c's own timeouts (redis.DialReadTimeout); ctx is checked before the
+//     command but cannot interrupt it.
 func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
 	if ctx.Done() == nil {
 		return c.Do(cmd, args...)
 	}
-	return redis.DoContext(c, ctx, cmd, args...)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if cwc, ok := c.(redis.ConnWithContext); ok {
+		return cwc.DoContext(ctx, cmd, args...)
+	}
+	return doDeadline(ctx, c, cmd, args...)
+}
+
+// DoDeadline is DoContext for a call that only ever ends by ctx's
+// deadline, never by a cancellation (redlock's node calls): it prefers the
+// connection's read deadline (redis.ConnWithTimeout), which costs no
+// goroutine, and falls back to DoContext.
+func DoDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	if _, ok := ctx.Deadline(); ok {
+		if _, timed := c.(redis.ConnWithTimeout); timed {
+			return doDeadline(ctx, c, cmd, args...)
+		}
+	}
+	return DoContext(ctx, c, cmd, args...)
+}
+
+// doDeadline bounds one command by ctx's deadline through the connection's
+// read deadline when c implements redis.ConnWithTimeout and ctx has a
+// deadline, and sends it with c.Do otherwise.
+func doDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	dl, ok := ctx.Deadline()
+	cwt, timed := c.(redis.ConnWithTimeout)
+	if !ok || !timed {
+		return c.Do(cmd, args...)
+	}
+	d := time.Until(dl)
+	if d <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	reply, err := cwt.DoWithTimeout(d, cmd, args...)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return reply, err
 }
 
 // Eval runs script on a connection from pool with EVALSHA, falling back to
-// EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx.
+// EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx
+// as DoContext bounds a command.
 func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAndArgs ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
-		if ctx.Done() == nil { // as in DoContext
-			reply, err = script.Do(c, keysAndArgs...)
-		} else {
-			reply, err = script.DoContext(ctx, c, keysAndArgs...)
-		}
+		reply, err = EvalOn(ctx, c, script, keysAndArgs...)
 		return err
 	})
 	return reply, err
+}
+
+// EvalOn is Eval on the connection c.
+func EvalOn(ctx context.Context, c redis.Conn, script *redis.Script, keysAndArgs ...any) (any, error) {
+	if ctx.Done() == nil { // as in DoContext
+		return script.Do(c, keysAndArgs...)
+	}
+	if _, ok := c.(redis.ConnWithContext); ok {
+		return script.DoContext(ctx, c, keysAndArgs...)
+	}
+	// Script.Do knows only Do: send EVALSHA, and EVAL on NOSCRIPT, through
+	// DoContext's pipeline flush instead.
+	reply, err := evalSent(ctx, c, script.SendHash(c, keysAndArgs...))
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		reply, err = evalSent(ctx, c, script.Send(c, keysAndArgs...))
+	}
+	return reply, err
+}
+
+// evalSent reads the reply of the one script command sent on c (sendErr is
+// the Send's error), an error reply as the error.
+func evalSent(ctx context.Context, c redis.Conn, sendErr error) (any, error) {
+	if sendErr != nil {
+		return nil, sendErr
+	}
+	replies, err := redis.Values(DoContext(ctx, c, ""))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(replies) != 1:
+		return nil, fmt.Errorf("script got %d replies, want 1", len(replies))
+	}
+	if e, ok := replies[0].(redis.Error); ok {
+		return nil, e
+	}
+	return replies[0], nil
 }

@@ -7,9 +7,11 @@
 // A technique implements Technique (its Redis commands and nothing else)
 // and wraps an engine.Locker built by New. The engine:
 //
-//  1. checks the key, draws an owner token for every attempt (Config.Token,
-//     or a UUIDv4 naming the Lock call followed by the attempt number) and
-//     notes the monotonic time before each attempt;
+//  1. checks the key, names the call (a UUIDv4, or Config.Token's value
+//     followed by "." and 128 random bits, so that colliding Config.Token
+//     values never name two calls alike), draws an owner token for every
+//     attempt (the call's name followed by the attempt number) and notes
+//     the monotonic time before each attempt;
 //  2. asks the technique to acquire, once for TryLock, or in a loop for
 //     Lock: this Locker's goroutines waiting for one key queue in FIFO order
 //     and only the first contends in Redis; it retries when a release

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,8 +129,9 @@ func TestLeaseBookkeeping(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TryLock() = %v, want nil", err)
 	}
-	if lease.Token() != "tok" || lease.Fence() != 7 {
-		t.Errorf("Token(), Fence() = %q, %d; want tok, 7", lease.Token(), lease.Fence())
+	// Config.Token names the holder; the value is made unique per call.
+	if tok := lease.Token(); !strings.HasPrefix(tok, "tok.") || len(tok) != len("tok.")+26 || lease.Fence() != 7 {
+		t.Errorf("Token(), Fence() = %q, %d; want tok.<26 random characters>, 7", tok, lease.Fence())
 	}
 	if d := lease.Deadline(); d.Before(start.Add(time.Second)) || d.After(time.Now().Add(time.Second)) {
 		t.Errorf("Deadline() = %v, want start + 1s", d)

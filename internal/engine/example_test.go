@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
@@ -43,9 +44,10 @@ func ExampleNew() {
 	ctx := context.Background()
 	lease, _ := l.TryLock(ctx, "k")
 	_, err = l.TryLock(ctx, "k")
-	fmt.Println(lease.Key(), lease.Token(), lease.Fence(), err != nil)
+	// The value written is Config.Token's followed by "." and a unique part.
+	fmt.Println(lease.Key(), strings.HasPrefix(lease.Token(), "t1."), lease.Fence(), err != nil)
 	fmt.Println(lease.Unlock(ctx))
 	// Output:
-	// k t1 1 true
+	// k true 1 true
 	// <nil>
 }

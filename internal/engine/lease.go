@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -11,8 +12,12 @@ import (
 )
 
 // Lease is a held lock. Extend and Unlock may be called concurrently; they
-// run one at a time. After Unlock (successful or not) the lease is spent and
-// further calls return ErrNotHeld without touching Redis.
+// run one at a time. Only an Unlock that succeeds or finds the lock no
+// longer ours (strategy.ErrNotHeld), or one that handed the lock to a
+// waiter (Passer), spends the lease; further calls then return ErrNotHeld
+// without touching Redis. After any other failure (ctx ended, Redis
+// unreachable, a reply lost) the lease is not spent and Unlock or Extend
+// may be called again.
 type Lease struct {
 	l     *Locker
 	key   string // as the caller named it
@@ -73,7 +78,10 @@ func (s *Lease) Deadline() time.Time {
 // TTL) and moves Deadline. Errors wrap strategy.ErrNotHeld when the lock was
 // lost or released, strategy.ErrUnsupported where the technique cannot
 // extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL, and the
-// Redis failure otherwise.
+// Redis failure otherwise (wrapping ctx.Err() when ctx ended; a ctx that
+// has already ended returns its error before anything is sent). Extend
+// never spends the lease: after any failure Extend and Unlock may be
+// called again.
 func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	ttl, err := s.l.ttlOrDefault(ttl)
 	if err != nil {
@@ -109,8 +117,10 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 }
 
 // Unlock releases the lock. Errors wrap strategy.ErrNotHeld when the lock
-// was no longer ours, and the Redis failure otherwise. The lease is spent
-// afterwards either way.
+// was no longer ours, and the Redis failure otherwise (wrapping ctx.Err()
+// when ctx ended). Success and ErrNotHeld spend the lease; after any other
+// failure it is not spent, and Unlock may be called again: a ctx that has
+// already ended returns its error before anything is sent.
 func (s *Lease) Unlock(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -123,15 +133,13 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.spent = true
-	s.mu.Unlock()
 	if p, ok := s.l.tech.(Passer); ok {
 		if w, next := s.l.lines.nextAttempt(s.rkey); w != nil {
 			return s.pass(ctx, p, h, w, next)
 		}
 	}
 	err := s.l.tech.Release(ctx, h)
+	s.spendUnless(err)
 	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
 	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
@@ -139,20 +147,34 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	return nil
 }
 
+// spendUnless marks the lease spent when the release's outcome err is
+// final: nil (released) or strategy.ErrNotHeld (no longer ours). Any other
+// failure leaves the lease to be released again.
+func (s *Lease) spendUnless(err error) {
+	if err != nil && !errors.Is(err, strategy.ErrNotHeld) {
+		return
+	}
+	s.mu.Lock()
+	s.spent = true
+	s.mu.Unlock()
+}
+
 // pass releases the lock and makes the attempt next for w, a waiter of
 // this Locker for the same key, in one step (see Passer). A lock taken for
 // w is handed to it; if w gave up meanwhile, the lock is released again.
 // When the attempt fails, w is told to try on its own.
+//
+// The lease is spent when the lock was passed on (the attempt succeeded:
+// the lock is w's now, whatever the release reported), and otherwise as
+// Unlock spends it, by the release's outcome.
 func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Attempt) error {
-	if s.l.cfg.Token != nil {
-		tok, err := s.l.token()
-		if err != nil {
-			return err
-		}
-		next.Token = tok
-	}
 	start := time.Now()
 	g, acquired, released := p.Pass(ctx, h, next)
+	if acquired == nil {
+		s.spendUnless(nil)
+	} else {
+		s.spendUnless(released)
+	}
 	if acquired == nil {
 		ho := handoff{value: g.Value, fence: g.Fence, start: start, valid: g.Validity, local: true}
 		if ho.value == "" {
@@ -188,7 +210,12 @@ func (s *Lease) notHeld(op, why string) error {
 }
 
 // begin waits for any Extend or Unlock in progress to finish, or for ctx.
+// A ctx that has already ended returns its error at once, even when the
+// lease is free: the call must not start.
 func (s *Lease) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("lockzoo: %s: lease %q: %w", s.l.props.Name, s.key, err)
+	}
 	select {
 	case s.op <- struct{}{}:
 		return nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strconv"
@@ -135,6 +136,9 @@ func (l *Locker) Properties() strategy.Properties { return l.props }
 func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // an ended ctx takes no connection
+		return nil, fmt.Errorf("lockzoo: %s: trylock %q: %w", l.props.Name, key, err)
 	}
 	token, err := l.token()
 	if err != nil {
@@ -325,8 +329,12 @@ func (l *Locker) checkKey(key string) error {
 }
 
 // attempt makes one acquire attempt, sent at start, and wraps a success in
-// a Lease.
+// a Lease. A ctx that has already ended returns its error before the
+// technique is called, so nothing is sent.
 func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lockzoo: %s: acquire %q: %w", l.props.Name, key, err)
+	}
 	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {
 		return nil, err
@@ -387,25 +395,25 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 }
 
 // attemptToken returns the owner token of attempt number n (from 1) of the
-// Lock call named waiter: waiter.n, or a fresh Config.Token where one is
-// set (its first is the waiter itself).
+// Lock call named waiter: waiter + "." + n. The waiter's name is unique
+// (see token), so every attempt's token is too.
 func (l *Locker) attemptToken(waiter string, n int) (string, error) {
-	if l.cfg.Token == nil {
-		return waiter + "." + strconv.Itoa(n), nil
-	}
-	if n == 1 {
-		return waiter, nil
-	}
-	return l.token()
+	return waiter + "." + strconv.Itoa(n), nil
 }
 
+// token returns a new name for a TryLock or Lock call, unique whatever
+// Config.Token returns: a random UUIDv4 without a Config.Token, else
+// Config.Token's value + "." + 26 random characters (crypto/rand.Text, 128
+// bits), so that two Lockers whose Token returns the same string (a host
+// name) never write the same value, and a technique that compares a lock's
+// value with a waiter's name never mistakes one caller for another.
 func (l *Locker) token() (string, error) {
 	if l.cfg.Token != nil {
 		t := l.cfg.Token()
 		if t == "" {
 			return "", fmt.Errorf("lockzoo: %s: %w: Token returned an empty string", l.props.Name, strategy.ErrInvalidConfig)
 		}
-		return t, nil
+		return t + "." + rand.Text(), nil
 	}
 	u, err := uuid.NewRandom()
 	if err != nil {

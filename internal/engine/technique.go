@@ -16,8 +16,11 @@ type Attempt struct {
 	TTL   time.Duration // the lock lifetime asked for
 	// Waiter names the Lock call the attempt belongs to, the same for all
 	// its attempts: a technique that keeps a line of waiters in Redis
-	// queues it under this name, and release notices name it. Without a
-	// Config.Token, every Token of the call is Waiter + "." + a number.
+	// queues it under this name, and release notices name it. It is
+	// unique per call whatever Config.Token returns (Config.Token's value
+	// + "." + random characters, or a UUIDv4), and every Token of the call
+	// is Waiter + "." + a number (".p" + a number for a hand-over, see
+	// Passer); a TryLock's Token is its Waiter.
 	Waiter string
 	// Waits is true for Lock's attempts and false for TryLock's: only
 	// callers that will wait join a line.

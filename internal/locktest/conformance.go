@@ -21,7 +21,11 @@ const FrozenSlack = 250 * time.Millisecond
 // Conformance runs, as subtests, every check a technique must pass without
 // faults: contention, TryLock on a held key, crash liveness, stale release
 // (for techniques that claim OwnerSafeRelease), extend, a killed node, a
-// frozen node and bad input. Each subtest gets a fresh Redis node.
+// frozen node, bad input, and the lease and pool rules: a failed Unlock or
+// Extend spends nothing, a call with an ended context takes no connection,
+// colliding Config.Token values make no second holder, a pool that returns
+// no connection fails the call without a panic, and connections without
+// redis.ConnWithContext work. Each subtest gets a fresh Redis node.
 func Conformance(t *testing.T, f Factory) {
 	t.Helper()
 	tests := []struct {
@@ -36,6 +40,11 @@ func Conformance(t *testing.T, f Factory) {
 		{"killed-node", testKilledNode},
 		{"frozen-node", testFrozenNode},
 		{"invalid-input", testInvalidInput},
+		{"failed-unlock-keeps-lease", testFailedUnlock},
+		{"dead-context", testDeadContext},
+		{"shared-token", testSharedToken},
+		{"nil-conn-pool", testNilConnPool},
+		{"bare-conns", testBareConns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

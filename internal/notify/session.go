@@ -25,6 +25,7 @@ func (s *session) send(cmd string, args ...any) {
 	if s.conn == nil {
 		return
 	}
+	defer func() { _ = recover() }() // a panicking connection fails like a failed write
 	if s.conn.Send(cmd, args...) == nil {
 		_ = s.conn.Flush()
 	}
@@ -55,9 +56,19 @@ func (s *session) run(ctx context.Context) {
 
 // serve runs one connection until it fails or ctx ends; it reports whether
 // the connection got as far as a confirmed subscription.
+//
+// A pool that returns no connection, or a pool or connection that panics
+// (a Pool of the user's), fails the connection like a network error: the
+// panic is recovered, since nothing may crash the process from this
+// goroutine.
 func (s *session) serve(ctx context.Context) (healthy bool) {
+	defer func() {
+		if recover() != nil {
+			healthy = false
+		}
+	}()
 	conn, err := s.pool.GetContext(ctx)
-	if err != nil {
+	if err != nil || conn == nil {
 		return false
 	}
 	s.hub.mu.Lock()
