@@ -40,7 +40,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: getset_timestamp: %w", err)
 	}
-	e, err := engine.New(&technique{pool: pool, clock: full.Clock}, properties(), full, engine.WithNotices(pool))
+	e, err := engine.New(&technique{pool: pool, clock: full.Clock}, properties(), full, engine.WithNotices(pool), engine.WithoutTakeBack())
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,9 @@
 -- stored in the same step (see package protocol). Otherwise replies {0,
 -- pttl, released} when someone else holds it (-2: it is free but kept for
 -- a waiter with an earlier ticket), and {2, pttl, released} when it holds
--- a token of our own Lock call (left by an earlier attempt, whose release
--- is on its way): pttl is what that lock has left in ms (-1: it has no
--- expiry). released is 1 when the lock held ARGV[8] and was deleted
+-- this very token (left by this attempt's own undo racing it): pttl is what
+-- that lock has left in ms (-1: it has no expiry). A lock that holds an
+-- earlier attempt's token of the same Lock call is taken over (earlier). released is 1 when the lock held ARGV[8] and was deleted
 -- first, else 0; a lock released so and not taken is announced as
 -- release.lua does. A bad counter is refused with an error naming it
 -- (takeFence); the lock's SET is undone, but a lock released first (ARGV[8])
@@ -59,13 +59,33 @@ local function ours(v)
 	return v == me or string.sub(v, 1, #me + 1) == me .. "."
 end
 
+-- An earlier attempt of this Lock call (its token is the call's name, "."
+-- and the attempt's number, not this one) whose outcome the client never
+-- learnt (its reply was lost) and whose release has not come (a node the
+-- client skips as suspect gets none): this attempt takes its place. Its
+-- release, if it comes, finds another token. A hand-over's token
+-- (<name>.p<n>) is not an earlier attempt: Unlock makes it while the
+-- waiter may be attempting too.
+local function earlier(v)
+	return v and v ~= token and string.sub(v, 1, #me + 1) == me .. "."
+		and string.match(string.sub(v, #me + 2), "^%d+$") ~= nil
+end
+
 -- Nobody waits: the plain SET NX PX (the uncontended path).
 if redis.call("EXISTS", line) == 0 then
 	local won = take()
 	if won then
 		return won
 	end
-	if ours(redis.call("GET", lock)) then
+	local v = redis.call("GET", lock)
+	if earlier(v) then
+		redis.call("DEL", lock)
+		won = take()
+		if won then
+			return won
+		end
+	end
+	if ours(v) then
 		return reply(2, redis.call("PTTL", lock))
 	end
 	if waits then
@@ -76,7 +96,10 @@ if redis.call("EXISTS", line) == 0 then
 end
 
 local v = redis.call("GET", lock)
-if v and ours(v) then
+if earlier(v) then
+	redis.call("DEL", lock)
+	v = nil
+elseif v and ours(v) then
 	return reply(2, redis.call("PTTL", lock))
 end
 local L = waitLine()

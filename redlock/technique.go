@@ -157,9 +157,10 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
 		}
 		if v[0] == 2 {
-			// Our own key, left by an earlier attempt of this Lock call
-			// whose node answered after that attempt failed: its release
-			// runs within NodeTimeout or so, and publishes no notice.
+			// This attempt's own token, left by its undo racing it (an
+			// earlier attempt's token is taken over by the script): its
+			// release runs within NodeTimeout or so, and publishes no
+			// notice.
 			if remaining == 0 || remaining > t.s.nodeTimeout {
 				remaining = t.s.nodeTimeout
 			}

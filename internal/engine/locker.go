@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,6 +34,10 @@ type Locker struct {
 	// lockKey builds a lock's Redis key (WithTaggedKeys); nil means
 	// Config.Prefix + key.
 	lockKey func(prefix, key string) string
+	// noTakeBack: WithoutTakeBack.
+	noTakeBack bool
+	// bg counts the take-backs in flight (takeBack).
+	bg sync.WaitGroup
 }
 
 // Option adds an optional capability to a Locker.
@@ -330,13 +335,24 @@ func (l *Locker) checkKey(key string) error {
 
 // attempt makes one acquire attempt, sent at start, and wraps a success in
 // a Lease. A ctx that has already ended returns its error before the
-// technique is called, so nothing is sent.
+// technique is called, so nothing is sent. An attempt of Lock (a.Waits) is
+// bounded by AttemptTimeout too. When the attempt fails in a way that may
+// still have written its token (outcomeUnknown), it is taken back
+// (takeBack).
 func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: acquire %q: %w", l.props.Name, key, err)
 	}
+	if a.Waits {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, AttemptTimeout(a.TTL))
+		defer cancel()
+	}
 	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {
+		if outcomeUnknown(err) {
+			l.takeBack(a)
+		}
 		return nil, err
 	}
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {

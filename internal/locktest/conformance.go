@@ -25,7 +25,9 @@ const FrozenSlack = 250 * time.Millisecond
 // Extend spends nothing, a call with an ended context takes no connection,
 // colliding Config.Token values make no second holder, a pool that returns
 // no connection fails the call without a panic, and connections without
-// redis.ConnWithContext work. Each subtest gets a fresh Redis node.
+// redis.ConnWithContext work; an acquire whose reply is lost is taken back,
+// and a Lock rides out a short loss of replies. Each subtest gets a fresh
+// Redis node.
 func Conformance(t *testing.T, f Factory) {
 	t.Helper()
 	tests := []struct {
@@ -45,6 +47,8 @@ func Conformance(t *testing.T, f Factory) {
 		{"shared-token", testSharedToken},
 		{"nil-conn-pool", testNilConnPool},
 		{"bare-conns", testBareConns},
+		{"lost-acquire-reply", testLostAcquireReply},
+		{"reply-blip", testReplyBlip},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// WithoutTakeBack is for a technique whose acquire needs no take-back by
+// the engine: its release checks no owner, so it could delete another
+// holder's lock (getset_timestamp), or it takes back its own failed
+// attempts (redlock releases every node that may hold one).
+func WithoutTakeBack() Option {
+	return func(l *Locker) { l.noTakeBack = true }
+}
+
+// Attempt bounds: each attempt inside Lock is bounded on its own by
+// AttemptTimeout(TTL), so that an attempt whose reply is lost costs a
+// fraction of the caller's ctx rather than all of it.
+const (
+	minAttemptTimeout = 10 * time.Millisecond
+	maxAttemptTimeout = 250 * time.Millisecond
+)
+
+// AttemptTimeout is how long one attempt of Lock may take: a tenth of the
+// lock's TTL, within 10..250 ms (redlock's NodeTimeout default). The
+// caller's ctx bounds it too.
+func AttemptTimeout(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
+}
+
+// takeBackTimeout bounds the release that takes back an attempt whose
+// outcome is unknown.
+const takeBackTimeout = time.Second
+
+// outcomeUnknown reports whether an acquire attempt that failed with err
+// may nonetheless have written its token: any failure but a refusal, a bad
+// input, an injected crash (a client that "died" takes nothing back) or a
+// closed Locker. A timeout or a lost connection after the command was sent
+// leaves the lock set with nobody to release it.
+func outcomeUnknown(err error) bool {
+	switch {
+	case err == nil,
+		errors.Is(err, strategy.ErrNotAcquired),
+		errors.Is(err, strategy.ErrInvalidConfig),
+		errors.Is(err, fault.ErrCrashed):
+		return false
+	}
+	return true
+}
+
+// takeBack releases, in the background, what the attempt a may have
+// written, with the technique's owner-checked release of a's own token, on
+// a fresh context bounded by takeBackTimeout (ctx may have ended: that is
+// often why the outcome is unknown). A release that finds nothing of a's
+// does nothing. The goroutine ends within takeBackTimeout; Close waits for
+// it.
+func (l *Locker) takeBack(a Attempt) {
+	if l.noTakeBack {
+		return
+	}
+	l.bg.Add(1)
+	go func() {
+		defer l.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), takeBackTimeout)
+		defer cancel()
+		_ = l.tech.Release(ctx, Held{Key: a.Key, Value: a.Token, Channel: ReleaseChannel(a.Key)})
+	}()
+}

@@ -1,0 +1,100 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// takesBack reports whether a technique takes back an attempt whose
+// outcome is unknown. getset_timestamp cannot: its release checks no
+// owner, so it could delete another holder's lock (a weakness its package
+// documents and its own tests show).
+func takesBack(p strategy.Properties) bool { return p.Name != "getset_timestamp" }
+
+// warm runs one TryLock and Unlock on l, so that scripts are cached and
+// connections open before a fault is injected.
+func warm(t *testing.T, l strategy.Locker) {
+	t.Helper()
+	ctx := context.Background()
+	lease, err := l.TryLock(ctx, "warm")
+	if err != nil {
+		t.Fatalf("warm-up TryLock() = %v, want nil", err)
+	}
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("warm-up Unlock() = %v, want nil", err)
+	}
+}
+
+// testLostAcquireReply: the acquire reaches Redis but its reply is lost,
+// so TryLock fails at its deadline. The lock must not stay held by
+// nobody: the Locker takes its attempt back, and another client gets the
+// key within a second or so, long before the 10 s TTL.
+func testLostAcquireReply(t *testing.T, f Factory, node *redistest.Node) {
+	proxy := redistest.NewProxy(t, node.Addr())
+	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
+	if !takesBack(l.Properties()) {
+		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+	}
+	other := MustNew(t, f, node.Pool(), strategy.Config{TTL: 10 * time.Second})
+	warm(t, l)
+	proxy.DropNextReplies(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if lease, err := l.TryLock(ctx, "k"); err == nil {
+		_ = lease.Unlock(context.Background())
+		t.Fatalf("TryLock() whose reply was dropped = nil, want an error")
+	}
+	failed := time.Now()
+	for {
+		lease, err := other.TryLock(context.Background(), "k")
+		if err == nil {
+			t.Logf("the key was free again %v after the failed TryLock", time.Since(failed).Round(time.Millisecond))
+			_ = lease.Unlock(context.Background())
+			return
+		}
+		if !errors.Is(err, strategy.ErrNotAcquired) {
+			t.Fatalf("other TryLock() = %v, want nil or %v", err, strategy.ErrNotAcquired)
+		}
+		if time.Since(failed) > 3*time.Second {
+			t.Fatalf("the key is still held 3 s after a TryLock whose reply was lost (TTL 10 s): held by nobody")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// testReplyBlip: a Lock(2s) whose first replies are lost, on a network
+// that heals 150 ms later, gets the lock: each attempt is bounded on its
+// own, the timed-out connection is dropped, and the lost attempt is taken
+// back.
+func testReplyBlip(t *testing.T, f Factory, node *redistest.Node) {
+	proxy := redistest.NewProxy(t, node.Addr())
+	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
+	if !takesBack(l.Properties()) {
+		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+	}
+	warm(t, l)
+	proxy.DropReplies()
+	healed := make(chan struct{})
+	go func() { // ends after 150 ms
+		defer close(healed)
+		time.Sleep(150 * time.Millisecond)
+		proxy.Heal()
+	}()
+	defer func() { <-healed }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	lease, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock(2 s) across a 150 ms loss of replies = %v, want nil", err)
+	}
+	t.Logf("locked %v after the replies began to be lost (healed after 150 ms)", time.Since(start).Round(time.Millisecond))
+	if err := lease.Unlock(context.Background()); err != nil {
+		t.Errorf("Unlock() = %v, want nil", err)
+	}
+}
