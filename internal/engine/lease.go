@@ -72,9 +72,13 @@ func (s *Lease) Deadline() time.Time {
 // Extend sets the lock's remaining lifetime to ttl (zero means the Locker's
 // TTL) and moves Deadline. Errors wrap strategy.ErrNotHeld when the lock was
 // lost or released, strategy.ErrUnsupported where the technique cannot
-// extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL, and the
-// Redis failure otherwise.
+// extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL,
+// strategy.ErrClosed after the Locker's Close (without touching Redis; the
+// lease can still Unlock), and the Redis failure otherwise.
 func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := s.l.checkOpen("extend", s.key); err != nil {
+		return err
+	}
 	ttl, err := s.l.ttlOrDefault(ttl)
 	if err != nil {
 		return err
@@ -110,7 +114,8 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 
 // Unlock releases the lock. Errors wrap strategy.ErrNotHeld when the lock
 // was no longer ours, and the Redis failure otherwise. The lease is spent
-// afterwards either way.
+// afterwards either way. It works after the Locker's Close too: closing a
+// Locker does not strand its locks until their TTL.
 func (s *Lease) Unlock(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -161,7 +166,7 @@ func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Atte
 		if ho.valid == 0 {
 			ho.valid = next.TTL
 		}
-		if !s.l.lines.give(s.rkey, w, ho) {
+		if !s.l.lines.handOff(s.rkey, w, ho) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 			defer cancel()
 			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence, Channel: h.Channel})

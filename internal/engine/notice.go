@@ -11,9 +11,10 @@ import (
 //	""                            anyone waiting may try now
 //	"head:" + waiter              the waiter at the head of the line may try now
 //	"grant:" + fence + ":" + waiter
-//	                              the release handed the lock to waiter: the
-//	                              key now holds waiter (its Lock call's name)
-//	                              as the owner token, with fencing token fence
+//	                              the release handed the lock off to waiter:
+//	                              the key now holds waiter (its Lock call's
+//	                              name) as the owner token, with fencing
+//	                              token fence
 //
 // Every body but "" starts with its kind, so a waiter name can never be
 // mistaken for another kind of notice.
@@ -25,13 +26,13 @@ const (
 // notice is a parsed release notice.
 type notice struct {
 	target string // the waiter it names; "" for anyone
-	grant  bool   // the lock was handed to target
-	fence  uint64 // the fencing token of a grant
+	grant  bool   // a "grant:" notice: the lock was handed off to target
+	fence  uint64 // the fencing token of a hand-off
 }
 
 // parseNotice reads a notice body. A body it does not know reads as
 // "anyone may try now": a notice is only ever a hint to try, except for a
-// well-formed grant.
+// well-formed "grant:" notice. It is the one place that reads the bodies.
 func parseNotice(body string) notice {
 	switch {
 	case strings.HasPrefix(body, noticeHead):
@@ -51,11 +52,12 @@ func parseNotice(body string) notice {
 	return notice{}
 }
 
-// onNotice routes a release notice for key to the key's line.
+// onNotice routes a release notice for key to the key's line: a hand-off
+// to the waiter it names, else "try now" to the head.
 func (q *lines) onNotice(key, body string) {
 	n := parseNotice(body)
 	if n.grant {
-		q.grant(key, n.target, n.fence)
+		q.handOffByName(key, n.target, n.fence)
 		return
 	}
 	q.poke(key, n.target)

@@ -73,17 +73,21 @@ func TestLinesNextAttempt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
 			joined := map[string]*waiter{}
+			turns := map[string]int{} // "try now" events a waiter got from becoming the head
 			for _, name := range tt.waiters {
 				joined[name] = q.join("k", name, attemptOf(name))
 			}
 			for _, name := range tt.leave {
 				q.leave("k", joined[name])
 			}
+			for name, w := range joined {
+				_, turns[name] = drainEvents(w)
+			}
 			for i, c := range tt.calls {
 				w, a := q.nextAttempt(c.key)
 				if c.wantWaiter == "" {
 					if w != nil {
-						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.token)
+						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.name)
 					}
 					if a != (Attempt{}) {
 						t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want the zero Attempt", i, c.key, a)
@@ -94,7 +98,7 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Fatalf("call %d: nextAttempt(%q) = nil, want waiter %q", i, c.key, c.wantWaiter)
 				}
 				if w != joined[c.wantWaiter] {
-					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.token, c.wantWaiter)
+					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.name, c.wantWaiter)
 				}
 				want := attemptOf(c.wantWaiter)
 				want.Token = c.wantToken
@@ -102,26 +106,23 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
 				}
 				if w.next.Token != "" {
-					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.token, w.next.Token)
+					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.name, w.next.Token)
 				}
 			}
 			for name, w := range joined {
-				select {
-				case <-w.poke:
+				offs, tries := drainEvents(w)
+				if tries > turns[name] {
 					t.Errorf("waiter %q was poked by nextAttempt, want no poke", name)
-				default:
 				}
-				select {
-				case h := <-w.grant:
+				for _, h := range offs {
 					t.Errorf("waiter %q got hand-off %+v from nextAttempt, want none", name, h)
-				default:
 				}
 			}
 		})
 	}
 }
 
-// TestLinesGive: give hands the lock to a waiter that is still in the
+// TestLinesGive: (handOff) give hands the lock to a waiter that is still in the
 // key's line, head or not, and reports true; it reports false, without
 // blocking, for a waiter that left, a waiter of another key, or a waiter
 // whose grant channel already holds a hand-off (which it keeps).
@@ -196,26 +197,30 @@ func TestLinesGive(t *testing.T) {
 			for _, name := range tt.leave {
 				q.leave(ws[name].next.Key, ws[name])
 			}
+			for _, w := range ws {
+				drainEvents(w) // turns from joining or from a head that left
+			}
 			for i, g := range tt.gives {
 				if got := giveWithin(t, q, g.key, ws[g.to], g.h); got != g.want {
-					t.Errorf("give %d: give(%q, %s, %+v) = %v, want %v", i, g.key, g.to, g.h, got, g.want)
+					t.Errorf("give %d: handOff(%q, %s, %+v) = %v, want %v", i, g.key, g.to, g.h, got, g.want)
 				}
 			}
-			if got := drainHandoffs(ws["a"]); !slices.Equal(got, tt.wantA) {
-				t.Errorf("hand-offs to waiter a = %+v, want %+v", got, tt.wantA)
-			}
-			if got := drainHandoffs(ws["b"]); !slices.Equal(got, tt.wantB) {
-				t.Errorf("hand-offs to waiter b = %+v, want %+v", got, tt.wantB)
-			}
-			if got := drainHandoffs(ws["c"]); len(got) > 0 {
-				t.Errorf("hand-offs to waiter c = %+v, want none", got)
-			}
+			got := map[string][]handoff{}
 			for name, w := range ws {
-				select {
-				case <-w.poke:
-					t.Errorf("waiter %s was poked by give, want no poke", name)
-				default:
+				offs, tries := drainEvents(w)
+				got[name] = offs
+				if tries > 0 {
+					t.Errorf("waiter %s was poked by handOff, want no poke", name)
 				}
+			}
+			if !slices.Equal(got["a"], tt.wantA) {
+				t.Errorf("hand-offs to waiter a = %+v, want %+v", got["a"], tt.wantA)
+			}
+			if !slices.Equal(got["b"], tt.wantB) {
+				t.Errorf("hand-offs to waiter b = %+v, want %+v", got["b"], tt.wantB)
+			}
+			if len(got["c"]) > 0 {
+				t.Errorf("hand-offs to waiter c = %+v, want none", got["c"])
 			}
 		})
 	}
@@ -252,7 +257,7 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 			if got := giveWithin(t, q, "k", w, h); got != tt.wantGiven {
 				t.Errorf("give(%q, a, %+v) = %v, want %v", "k", h, got, tt.wantGiven)
 			}
-			if got := drainHandoffs(b); len(got) > 0 {
+			if got, _ := drainEvents(b); len(got) > 0 {
 				t.Errorf("hand-offs to waiter b = %+v, want none", got)
 			}
 			if _, again := q.nextAttempt("k"); again.Token != tt.wantNext {
@@ -262,31 +267,17 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 	}
 }
 
-// giveWithin calls q.give and fails the test when it does not return
+// giveWithin calls q.handOff and fails the test when it does not return
 // within a second.
 func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
 	t.Helper()
 	done := make(chan bool, 1)
-	go func() { done <- q.give(key, w, h) }()
+	go func() { done <- q.handOff(key, w, h) }()
 	select {
 	case ok := <-done:
 		return ok
 	case <-time.After(time.Second):
-		t.Fatalf("give(%q, %q, %+v) did not return within 1s", key, w.token, h)
+		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.name, h)
 		return false
-	}
-}
-
-// drainHandoffs returns the hand-offs waiting on w's grant channel,
-// without blocking.
-func drainHandoffs(w *waiter) []handoff {
-	var got []handoff
-	for {
-		select {
-		case h := <-w.grant:
-			got = append(got, h)
-		default:
-			return got
-		}
 	}
 }
