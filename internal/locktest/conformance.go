@@ -21,7 +21,8 @@ const FrozenSlack = 250 * time.Millisecond
 // Conformance runs, as subtests, every check a technique must pass without
 // faults: contention, TryLock on a held key, crash liveness, stale release
 // (for techniques that claim OwnerSafeRelease), extend, a killed node, a
-// frozen node and bad input. Each subtest gets a fresh Redis node.
+// frozen node, bad input and Close (see testClose). Each subtest gets a
+// fresh Redis node.
 func Conformance(t *testing.T, f Factory) {
 	t.Helper()
 	tests := []struct {
@@ -36,6 +37,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"killed-node", testKilledNode},
 		{"frozen-node", testFrozenNode},
 		{"invalid-input", testInvalidInput},
+		{"close", testClose},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
