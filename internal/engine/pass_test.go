@@ -281,3 +281,69 @@ func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
 		return false
 	}
 }
+
+// TestLinesLeaveReturnsHandOff: as in x/sync/semaphore's Acquire, a waiter
+// that gives up gets back, from leave, the hand-off it was sent and did not
+// take, so that it can pass the lock on; nothing can be handed off to it
+// once it has left.
+func TestLinesLeaveReturnsHandOff(t *testing.T) {
+	noLeaks(t)
+	h := handoff{value: "a.p1", fence: 5, local: true}
+	tests := []struct {
+		name      string
+		handOff   bool // the lock is handed off to a before it leaves
+		wantOff   handoff
+		wantHeard bool
+	}{
+		{name: "handed off meanwhile", handOff: true, wantOff: h, wantHeard: true},
+		{name: "nothing handed off"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			a := q.join("k", "a", Attempt{Key: "k", Waiter: "a"})
+			b := q.join("k", "b", Attempt{Key: "k", Waiter: "b"})
+			if tt.handOff && !q.handOff("k", a, h) {
+				t.Fatalf("handOff(%q, a) = false, want true", "k")
+			}
+			off, handedOff, unsubscribe := q.leave("k", a)
+			if off != tt.wantOff || handedOff != tt.wantHeard || unsubscribe {
+				t.Errorf("leave(%q, a) = %+v, %v, %v; want %+v, %v, false", "k", off, handedOff, unsubscribe, tt.wantOff, tt.wantHeard)
+			}
+			if q.handOff("k", a, h) {
+				t.Errorf("handOff(%q, a) after a left = true, want false", "k")
+			}
+			if offs, tries := drainEvents(b); len(offs) > 0 || tries != 1 {
+				t.Errorf("b after the head left: hand-offs %+v and %d \"try now\", want none and 1 (its turn)", offs, tries)
+			}
+		})
+	}
+}
+
+// TestWaiterEvents: a waiter's one events channel keeps at most one event:
+// a hand-off replaces a pending "try now" and is never replaced itself; a
+// "try now" raised before the waiter's latest attempt began is stale.
+func TestWaiterEvents(t *testing.T) {
+	noLeaks(t)
+	q := newLines()
+	w := q.join("k", "a", Attempt{Key: "k", Waiter: "a"}) // its turn is pending
+	w.tries.Add(1)                                        // the attempt its turn started
+	q.poke("k", "")                                       // raised during that attempt
+	e := <-w.events
+	if e.handedOff || e.stale(w) {
+		t.Errorf("poke during the attempt = %+v (stale %v), want a fresh \"try now\"", e, e.stale(w))
+	}
+	q.poke("k", "")
+	w.tries.Add(1) // the next attempt began after the poke
+	if e := <-w.events; !e.stale(w) {
+		t.Errorf("poke before the latest attempt = %+v, want stale", e)
+	}
+	q.poke("k", "")
+	h := handoff{value: "a", fence: 9}
+	q.handOffByName("k", "a", 9)
+	q.poke("k", "")
+	offs, tries := drainEvents(w)
+	if !slices.Equal(offs, []handoff{h}) || tries != 0 {
+		t.Errorf("after poke, hand-off, poke: hand-offs %+v and %d \"try now\", want [%+v] and 0", offs, tries, h)
+	}
+}
