@@ -146,7 +146,7 @@ func (s *Lease) Unlock(ctx context.Context) error {
 
 // pass releases the lock and makes the attempt next for w, a waiter of
 // this Locker for the same key, in one step (see Passer). A lock taken for
-// w is handed to it; if w gave up meanwhile, the lock is released again.
+// w is handed off to it; if w gave up meanwhile, the lock is released again.
 // When the attempt fails, w is told to try on its own.
 func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Attempt) error {
 	if s.l.cfg.Token != nil {

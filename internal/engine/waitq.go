@@ -75,7 +75,7 @@ type event struct {
 // began.
 func (e event) stale(w *waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
 
-// handoff is a lock handed to a waiter: by a release in Redis (a "grant:"
+// handoff is a lock handed off to a waiter: by a release in Redis (a "grant:"
 // notice: the lock holds the waiter's name, and start is zero), or by an
 // Unlock of the same Locker that released the lock and took it for the
 // waiter in one step (Passer).
