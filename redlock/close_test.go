@@ -26,7 +26,7 @@ func TestCloseWaitsForBackgroundCalls(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
-	locktest.CloseOnCleanup(t, l) // should the test stop before its own Close
+	locktest.CloseOnCleanup(t, l)  // should the test stop before its own Close
 	warm := mustLock(t, l, "warm") // pooled connections to every node
 	if err := warm.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock() = %v, want nil", err)
