@@ -25,7 +25,7 @@ import (
 // first. It returns without another attempt when the lock is handed off to
 // it: by a release in Redis (a "grant:" notice), or by a local Unlock that
 // took the lock for it (Passer).
-func (l *Locker) Lock(ctx context.Context, key string) (_ strategy.Lease, err error) {
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
