@@ -40,7 +40,11 @@ func TestClose(t *testing.T) {
 			errs <- err
 		}()
 	}
-	for tech.attempts.Load() < 2 { // the head's first attempt was refused; the other waits its turn
+	// The head's first attempt was refused, and the other waits its turn.
+	for deadline := time.Now().Add(10 * time.Second); tech.attempts.Load() < 2 || engine.LineLen(l, "lock:k") < waiters; {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s: %d attempts, %d in line; want 2 and %d", tech.attempts.Load(), engine.LineLen(l, "lock:k"), waiters)
+		}
 		time.Sleep(time.Millisecond)
 	}
 	if err := l.Close(); err != nil {
