@@ -34,12 +34,16 @@ func testClose(t *testing.T, f Factory, node *redistest.Node) {
 	held := mustLock(t, l, "k")
 	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	waited := make(chan error, 1)
-	go func() {
+	waited, started := make(chan error, 1), make(chan struct{})
+	go func() { // ends when Lock returns: at Close, or when waitCtx ends
+		close(started)
 		_, err := l.Lock(waitCtx, "k")
 		waited <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // let it reach its wait; it returns ErrClosed from an attempt too
+	<-started
+	// Let it reach its wait; one still in its attempt gives up with
+	// ErrClosed too, once the attempt is refused.
+	time.Sleep(100 * time.Millisecond)
 
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close() = %v, want nil", err)
