@@ -29,7 +29,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 				return err
 			}
 		}
-		return fmt.Errorf("lockzoo: getset_timestamp: %q: %w: the key was released and taken again during the attempt", a.Key, strategy.ErrNotAcquired)
+		return fmt.Errorf("%q: %w: the key was released and taken again during the attempt", a.Key, strategy.ErrNotAcquired)
 	})
 	return g, err
 }
@@ -43,7 +43,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 
 	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
 	if err != nil {
-		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: SETNX %q: %w", a.Key, err)
+		return engine.Grant{}, false, fmt.Errorf("SETNX %q: %w", a.Key, err)
 	}
 	if ok {
 		return won, false, nil
@@ -59,14 +59,14 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 		// the key is free, so try SETNX again.
 		return engine.Grant{}, true, nil
 	case err != nil:
-		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: GET %q: %w", a.Key, err)
+		return engine.Grant{}, false, fmt.Errorf("GET %q: %w", a.Key, err)
 	}
 	stored, ok := parseStamp(cur)
 	if !ok {
 		return engine.Grant{}, false, notTimestamp(a.Key, cur) // never GETSET over it
 	}
 	if !stored.passed(now) {
-		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: %q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
+		return engine.Grant{}, false, fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
 	}
 
 	// The stored time has passed: take over. Other waiters may be here too.
@@ -80,7 +80,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 		// GETSET wrote into an empty key, exactly as SETNX would have.
 		return won, false, nil
 	case err != nil:
-		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: GETSET %q: %w", a.Key, err)
+		return engine.Grant{}, false, fmt.Errorf("GETSET %q: %w", a.Key, err)
 	}
 	prev, ok := parseStamp(old)
 	if !ok {
@@ -91,7 +91,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	if !prev.passed(now) {
 		// Another waiter's GETSET came first. Ours has already replaced
 		// its expiry time with our own: the article's known flaw.
-		return engine.Grant{}, false, fmt.Errorf("lockzoo: getset_timestamp: %q: %w: another waiter took it over first (its time %d is now overwritten with %d)", a.Key, strategy.ErrNotAcquired, prev, exp)
+		return engine.Grant{}, false, fmt.Errorf("%q: %w: another waiter took it over first (its time %d is now overwritten with %d)", a.Key, strategy.ErrNotAcquired, prev, exp)
 	}
 	return won, false, nil
 }

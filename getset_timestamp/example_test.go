@@ -35,6 +35,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer locker.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 

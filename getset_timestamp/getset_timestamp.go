@@ -82,6 +82,15 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // owner-safe release, no clock safety and no tolerance of node failure.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
+// Close ends the Locker's release-notice connections and goroutines at
+// once. Lock calls waiting then give up with an error wrapping
+// strategy.ErrNotAcquired and strategy.ErrClosed; later TryLock, Lock and
+// Extend calls return an error wrapping strategy.ErrClosed without
+// touching Redis, while a lease's Unlock still releases its lock. It
+// returns nil; a second Close does nothing. A Locker never closed leaks
+// nothing either: its connections end soon after its last waiter left.
+func (l *Locker) Close() error { return l.e.Close() }
+
 // technique holds getset_timestamp's Redis commands.
 type technique struct {
 	pool  strategy.Pool

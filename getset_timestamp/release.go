@@ -18,7 +18,7 @@ import (
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	exp, ok := parseStamp(h.Value)
 	if !ok {
-		return fmt.Errorf("lockzoo: getset_timestamp: lease value %q is not a timestamp", h.Value)
+		return fmt.Errorf("lease value %q is not a timestamp", h.Value)
 	}
 	if now := t.clock().UnixMilli(); now >= int64(exp) {
 		return fmt.Errorf("%w: its expiry time %d has passed by this client's clock; the key is left alone", strategy.ErrNotHeld, exp)
@@ -36,7 +36,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	})
 	switch {
 	case err != nil:
-		return fmt.Errorf("lockzoo: getset_timestamp: DEL %q: %w", h.Key, err)
+		return fmt.Errorf("DEL %q: %w", h.Key, err)
 	case n == 0:
 		return fmt.Errorf("%w: the key was already gone", strategy.ErrNotHeld)
 	}
@@ -57,7 +57,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		case errors.Is(err, redis.ErrNil):
 			return fmt.Errorf("%w: the key was gone; GETSET has created it again with %d", strategy.ErrNotHeld, exp)
 		case err != nil:
-			return fmt.Errorf("lockzoo: getset_timestamp: GETSET %q: %w", h.Key, err)
+			return fmt.Errorf("GETSET %q: %w", h.Key, err)
 		case old == h.Value:
 			g = engine.Grant{Value: exp.String(), Validity: validity}
 			return nil

@@ -19,12 +19,15 @@ import (
 // release notice or by the holder's reported TTL.
 var noPolling = strategy.Fixed(time.Hour)
 
+// newLocker builds a Locker over pool, closed in t.Cleanup, or fails the
+// test.
 func newLocker(t *testing.T, pool strategy.Pool, cfg strategy.Config) strategy.Locker {
 	t.Helper()
 	l, err := luarelease.New(pool, cfg)
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	return l
 }
 

@@ -36,13 +36,15 @@ func poolsOf(nodes []*redistest.Node) []strategy.Pool {
 
 // newLocker builds a Locker over the nodes or fails the test. Its
 // background calls are waited for in t.Cleanup, before the nodes are torn
-// down; paused nodes are resumed first so that the wait is short.
+// down (paused nodes are resumed first so that the wait is short), and
+// then it is closed.
 func newLocker(t *testing.T, nodes []*redistest.Node, cfg redlock.Config) *redlock.Locker {
 	t.Helper()
 	l, err := redlock.New(poolsOf(nodes), cfg)
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	t.Cleanup(func() { waitIdle(t, l) })
 	return l
 }

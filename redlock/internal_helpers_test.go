@@ -14,8 +14,8 @@ import (
 )
 
 // startLocker starts n nodes and a Locker over them with cfg; it checks
-// for leaked goroutines and waits for the Locker's background calls when
-// the test ends. wait waits for them at any point, for up to 10 s.
+// for leaked goroutines, waits for the Locker's background calls and closes
+// it when the test ends. wait waits for them at any point, for up to 10 s.
 func startLocker(t *testing.T, n int, cfg Config) (nodes []*redistest.Node, l *Locker, wait func()) {
 	t.Helper()
 	locktest.NoLeaks(t)
@@ -36,6 +36,7 @@ func startLocker(t *testing.T, n int, cfg Config) (nodes []*redistest.Node, l *L
 			t.Fatalf("Wait() = %v, want nil", err)
 		}
 	}
+	locktest.CloseOnCleanup(t, l)
 	t.Cleanup(wait)
 	return nodes, l, wait
 }

@@ -72,17 +72,23 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // of node failure.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
+// Close ends the Locker's release-notice connections and goroutines at
+// once. Lock calls waiting then give up with an error wrapping
+// strategy.ErrNotAcquired and strategy.ErrClosed; later TryLock, Lock and
+// Extend calls return an error wrapping strategy.ErrClosed without
+// touching Redis, while a lease's Unlock still releases its lock. It
+// returns nil; a second Close does nothing. A Locker never closed leaks
+// nothing either: its connections end soon after its last waiter left.
+func (l *Locker) Close() error { return l.e.Close() }
+
 // technique holds set_nx_ex's Redis commands.
 type technique struct {
 	pool strategy.Pool
 }
 
+// Acquire is the articles' SET NX EX; the engine prefixes its errors.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	g, err := engine.SetNXEX(ctx, t.pool, a)
-	if err != nil {
-		return g, fmt.Errorf("lockzoo: set_nx_ex: %w", err)
-	}
-	return g, nil
+	return engine.SetNXEX(ctx, t.pool, a)
 }
 
 // Release sends GET, compares, then sends DEL: two commands with a window

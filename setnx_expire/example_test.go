@@ -34,6 +34,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer locker.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 

@@ -69,6 +69,15 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // failure.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
+// Close ends the Locker's release-notice connections and goroutines at
+// once. Lock calls waiting then give up with an error wrapping
+// strategy.ErrNotAcquired and strategy.ErrClosed; later TryLock, Lock and
+// Extend calls return an error wrapping strategy.ErrClosed without
+// touching Redis, while a lease's Unlock still releases its lock. It
+// returns nil; a second Close does nothing. A Locker never closed leaks
+// nothing either: its connections end soon after its last waiter left.
+func (l *Locker) Close() error { return l.e.Close() }
+
 // technique holds setnx_expire's Redis commands.
 type technique struct {
 	pool strategy.Pool
@@ -81,7 +90,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		won, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, a.Token))
 		if err != nil {
-			return fmt.Errorf("lockzoo: setnx_expire: SETNX %q: %w", a.Key, err)
+			return fmt.Errorf("SETNX %q: %w", a.Key, err)
 		}
 		if !won {
 			return repair(ctx, c, a.Key, secs)
@@ -92,10 +101,10 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		}
 		set, err := redis.Bool(engine.DoContext(ctx, c, "EXPIRE", a.Key, secs))
 		if err != nil {
-			return fmt.Errorf("lockzoo: setnx_expire: EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
+			return fmt.Errorf("EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
 		}
 		if !set {
-			return fmt.Errorf("lockzoo: setnx_expire: %q: %w: the key vanished between SETNX and EXPIRE", a.Key, strategy.ErrNotAcquired)
+			return fmt.Errorf("%q: %w: the key vanished between SETNX and EXPIRE", a.Key, strategy.ErrNotAcquired)
 		}
 		return nil
 	})
@@ -106,7 +115,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 // expiry) gets EXPIRE secs. It always reports the key as held; a failure of
 // the repair itself is wrapped alongside ErrNotAcquired.
 func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
-	held := fmt.Errorf("lockzoo: setnx_expire: %q: %w", key, strategy.ErrNotAcquired)
+	held := fmt.Errorf("%q: %w", key, strategy.ErrNotAcquired)
 	ttl, err := redis.Int64(engine.DoContext(ctx, c, "TTL", key))
 	if err != nil {
 		return fmt.Errorf("%w (TTL check failed: %w)", held, err)

@@ -38,13 +38,15 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-// newLocker builds a setnx_expire Locker over node or fails the test.
+// newLocker builds a setnx_expire Locker over node, closed in t.Cleanup,
+// or fails the test.
 func newLocker(t *testing.T, node *redistest.Node, cfg strategy.Config) *setnxexpire.Locker {
 	t.Helper()
 	l, err := setnxexpire.New(node.Pool(), cfg)
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	return l
 }
 

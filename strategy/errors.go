@@ -21,4 +21,10 @@ var (
 	// ErrInvalidConfig reports bad input: a Config field out of range, a nil
 	// pool, an empty key. The wrapping error names the field.
 	ErrInvalidConfig = errors.New("lockzoo: invalid config")
+
+	// ErrClosed reports a call on a Locker after its Close: TryLock, Lock
+	// and a lease's Extend return it without touching Redis, and a Lock
+	// that was waiting when Close came gives up with it (and with
+	// ErrNotAcquired).
+	ErrClosed = errors.New("lockzoo: locker closed")
 )

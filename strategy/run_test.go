@@ -21,6 +21,7 @@ func newLocker(t *testing.T, node *redistest.Node, ttl time.Duration) strategy.L
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	return l
 }
 

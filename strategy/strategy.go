@@ -31,6 +31,11 @@ type Pool interface {
 
 // Locker acquires leases on keys. Implementations are safe for concurrent
 // use by multiple goroutines.
+//
+// Every lockzoo Locker also has Close() error, outside this interface so
+// that any lock can be adapted to it: Close ends the Locker's connections
+// and goroutines at once; calls after it return an error wrapping
+// ErrClosed (a lease's Unlock still releases its lock).
 type Locker interface {
 	// TryLock makes one attempt to acquire key. On success it returns the
 	// Lease. If someone else holds key the error wraps ErrNotAcquired; a

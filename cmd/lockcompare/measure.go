@@ -205,8 +205,9 @@ func (m *measurer) build(pools []strategy.Pool) (strategy.Locker, error) {
 }
 
 // settle waits, within waitBound, for the background calls of the Lockers
-// that have them (redlock's answers it did not wait for), so that none is
-// left running when the nodes go.
+// that have them (redlock's answers it did not wait for), and closes the
+// Lockers that have a Close, so that nothing of them is left running when
+// the nodes go.
 func (m *measurer) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
@@ -214,7 +215,11 @@ func (m *measurer) settle() {
 		if w, ok := l.(interface{ Wait(context.Context) error }); ok {
 			_ = w.Wait(ctx)
 		}
+		if c, ok := l.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
 	}
+	m.lockers = nil
 }
 
 func contentionText(c bench.Contention) string {

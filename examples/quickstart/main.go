@@ -39,6 +39,7 @@ func run(ctx context.Context, pool *redis.Pool, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer locker.Close() // ends its notice connection; runs after the Unlock below
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	lease, err := locker.Lock(ctx, "orders:42")

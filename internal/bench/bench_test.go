@@ -14,13 +14,14 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// newLua returns a lua_release Locker over pool.
+// newLua returns a lua_release Locker over pool, closed in t.Cleanup.
 func newLua(t *testing.T, pool strategy.Pool) strategy.Locker {
 	t.Helper()
 	l, err := luarelease.New(pool, strategy.Config{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("luarelease.New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	return l
 }
 
@@ -180,6 +181,7 @@ func TestRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New() = %v, want nil", err)
 			}
+			locktest.CloseOnCleanup(t, l)
 			trips, err := bench.RoundTrips(context.Background(), l, []*bench.Counting{pool}, 20)
 			if err != nil {
 				t.Fatalf("RoundTrips() = %v, want nil", err)

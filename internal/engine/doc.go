@@ -22,12 +22,25 @@
 //     line of waiters in Redis, so that the waiter keeps its place:
 //     WithLine), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
-//     another attempt when the lock is handed to it: by a release in Redis
-//     (a "grant:" notice, see notice.go; WithInboxNotices sends each notice
-//     to the one Locker it concerns), or by a local Unlock of a Passer
-//     technique, which releases and makes the waiter's attempt in one step;
+//     another attempt when the lock is handed off to it: by a release in
+//     Redis (a "grant:" notice, see notice.go; WithInboxNotices sends each
+//     notice to the one Locker it concerns), or by a local Unlock of a
+//     Passer technique, which releases and makes the waiter's attempt in
+//     one step;
 //  3. returns a Lease whose Deadline is the start time plus the validity the
-//     technique granted, and which releases at most once.
+//     technique reported, and which releases at most once;
+//  4. names the technique and the call once in every error it returns,
+//     "lockzoo: <name>: <op> <key>: ...": techniques return their errors
+//     without that prefix.
+//
+// Following a hand-off: the waiter's one events channel and the local line
+// are in waitq.go, Lock's loop and what a waiter that gives up passes on
+// are in lock.go, and the Unlock that hands off locally is Lease.pass in
+// lease.go.
+//
+// Close ends the Locker's notice connections and goroutines at once (see
+// Locker.Close); a Locker never closed leaks nothing either, since those
+// connections end notify.Linger after the last waiter left.
 //
 // Shared Redis steps live here too, once: bounded calls (Do, Eval,
 // DoContext), the WATCH/MULTI/EXEC owner-checked transaction (Watched), the

@@ -77,12 +77,16 @@ func (s *Lease) Deadline() time.Time {
 // Extend sets the lock's remaining lifetime to ttl (zero means the Locker's
 // TTL) and moves Deadline. Errors wrap strategy.ErrNotHeld when the lock was
 // lost or released, strategy.ErrUnsupported where the technique cannot
-// extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL, and the
-// Redis failure otherwise (wrapping ctx.Err() when ctx ended; a ctx that
-// has already ended returns its error before anything is sent). Extend
-// never spends the lease: after any failure Extend and Unlock may be
-// called again.
+// extend, strategy.ErrInvalidConfig for a ttl below strategy.MinTTL,
+// strategy.ErrClosed after the Locker's Close (without touching Redis; the
+// lease can still Unlock), and the Redis failure otherwise (wrapping
+// ctx.Err() when ctx ended; a ctx that has already ended returns its error
+// before anything is sent). Extend never spends the lease: after any
+// failure Extend and Unlock may be called again.
 func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
+	if err := s.l.checkOpen("extend", s.key); err != nil {
+		return err
+	}
 	ttl, err := s.l.ttlOrDefault(ttl)
 	if err != nil {
 		return err
@@ -120,7 +124,9 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // was no longer ours, and the Redis failure otherwise (wrapping ctx.Err()
 // when ctx ended). Success and ErrNotHeld spend the lease; after any other
 // failure it is not spent, and Unlock may be called again: a ctx that has
-// already ended returns its error before anything is sent.
+// already ended returns its error before anything is sent. It works after
+// the Locker's Close too: closing a Locker does not strand its locks until
+// their TTL.
 func (s *Lease) Unlock(ctx context.Context) error {
 	if err := s.begin(ctx); err != nil {
 		return err
@@ -161,7 +167,7 @@ func (s *Lease) spendUnless(err error) {
 
 // pass releases the lock and makes the attempt next for w, a waiter of
 // this Locker for the same key, in one step (see Passer). A lock taken for
-// w is handed to it; if w gave up meanwhile, the lock is released again.
+// w is handed off to it; if w gave up meanwhile, the lock is released again.
 // When the attempt fails, w is told to try on its own.
 //
 // The lease is spent when the lock was passed on (the attempt succeeded:
@@ -183,7 +189,7 @@ func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Atte
 		if ho.valid == 0 {
 			ho.valid = next.TTL
 		}
-		if !s.l.lines.give(s.rkey, w, ho) {
+		if !s.l.lines.handOff(s.rkey, w, ho) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
 			defer cancel()
 			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence, Channel: h.Channel})

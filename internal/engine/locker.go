@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -36,8 +35,11 @@ type Locker struct {
 	lockKey func(prefix, key string) string
 	// noTakeBack: WithoutTakeBack.
 	noTakeBack bool
-	// bg counts the take-backs in flight (takeBack).
+	// bg counts the take-backs in flight (takeBack); Close waits for them.
 	bg sync.WaitGroup
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed by Close
 }
 
 // Option adds an optional capability to a Locker.
@@ -48,7 +50,7 @@ type Option func(*Locker)
 // Held.Channel in the same round trip as the delete. The message is empty,
 // names the one waiter that should try now (a technique that keeps a line
 // of waiters in Redis names its head), or tells a waiter that the release
-// handed the lock to it; see notice.go for the bodies.
+// handed the lock off to it; see notice.go for the bodies.
 func WithNotices(pools ...strategy.Pool) Option {
 	return func(l *Locker) {
 		l.hub = notify.NewHub(pools, l.onNotice)
@@ -117,7 +119,7 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: %w", props.Name, err)
 	}
-	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines()}
+	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines(), closed: make(chan struct{})}
 	for _, o := range opts {
 		o(l)
 	}
@@ -150,185 +152,72 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 		return nil, err
 	}
 	now := time.Now()
-	return l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
-}
-
-// Lock retries TryLock under the Config's Retry policy until it holds key or
-// ctx ends; see strategy.Locker. A Redis failure is retried like a held
-// lock; an invalid key or an injected crash returns at once.
-//
-// Waiting: this Locker's goroutines that wait for the same key queue in
-// FIFO order and only the first contends in Redis. It retries when a release
-// notice arrives (a local Unlock, or a pub/sub notice where the technique
-// publishes one), when the Retry policy's wait ends, or, where the technique
-// reports the holder's remaining TTL, when that runs out, whichever comes
-// first. It returns without another attempt when the lock is handed to it:
-// by a release in Redis (a "grant:" notice), or by a local Unlock that
-// passed the lock on (Passer).
-func (l *Locker) Lock(ctx context.Context, key string) (_ strategy.Lease, err error) {
-	if err := l.checkKey(key); err != nil {
-		return nil, err
-	}
-	waiter, err := l.token() // names this call in lines and notices
+	lease, err := l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
 	if err != nil {
-		return nil, err
+		return nil, l.opError("trylock", key, err)
 	}
-	rkey := l.rkey(key)
-	a := Attempt{Key: rkey, Waiter: waiter, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()}
-	w := l.lines.join(rkey, waiter, a)
-	defer func() {
-		l.leave(rkey, w)
-		if err != nil {
-			l.unclaimed(ctx, rkey, w)
-		}
-	}()
-	select {
-	case <-w.turn:
-	case <-ctx.Done():
-		return nil, l.gaveUp(key, ctx.Err(), nil)
-	}
-
-	var lastFailure error // the last error that was not "held by someone else"
-	var timer *time.Timer
-	queued := false // an attempt was refused, so the technique may have queued us
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-		if queued {
-			l.abandon(ctx, a)
-		}
-	}()
-	var refusedAt time.Time // when the last refused attempt was sent
-	for attempt := 1; ; attempt++ {
-		select {
-		case h := <-w.grant:
-			queued = false // the hand-off took us out of the line
-			return l.handed(ctx, key, a, refusedAt, h)
-		default:
-		}
-		select { // a poke from before this attempt is stale
-		case <-w.poke:
-		default:
-		}
-		// A token of its own for every attempt, so that clean-up of an
-		// earlier attempt's late writes can never touch this one's.
-		if a.Token, err = l.attemptToken(waiter, attempt); err != nil {
-			return nil, err
-		}
-		sent := time.Now()
-		lease, err := l.attempt(ctx, key, a, sent)
-		if err == nil {
-			queued = false // the technique took us out of its line
-			return lease, nil
-		}
-		if errors.Is(err, strategy.ErrNotAcquired) {
-			queued = true
-			refusedAt = sent
-		}
-		if errors.Is(err, fault.ErrCrashed) {
-			queued = false // a client that died leaves its line entry to go stale
-			return nil, err
-		}
-		if errors.Is(err, strategy.ErrInvalidConfig) {
-			return nil, err
-		}
-		// Keep the last real failure: an attempt cut short by ctx says only
-		// that ctx ended, which the final error reports anyway.
-		cutShort := ctx.Err() != nil && errors.Is(err, ctx.Err())
-		if !errors.Is(err, strategy.ErrNotAcquired) && (!cutShort || lastFailure == nil) {
-			lastFailure = err
-		}
-		if ctx.Err() != nil {
-			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
-		}
-		if l.subscribe(ctx, rkey) {
-			continue // subscribed just now: a release may have slipped in between
-		}
-		wait, ok := l.cfg.Retry.Backoff(attempt)
-		if !ok {
-			return nil, l.gaveUp(key, nil, lastFailure)
-		}
-		var busy *BusyError
-		if errors.As(err, &busy) && busy.Remaining > 0 {
-			wait = min(wait, busy.Remaining)
-		}
-		if l.keepPlace > 0 && errors.Is(err, strategy.ErrNotAcquired) {
-			wait = min(wait, l.keepPlace)
-		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-timer.C:
-		case <-w.poke:
-			timer.Stop() // Go 1.23+: no stale tick survives Stop, Reset is safe
-		case h := <-w.grant:
-			queued = false // the hand-off took us out of the line
-			return l.handed(ctx, key, a, refusedAt, h)
-		case <-ctx.Done():
-			return nil, l.gaveUp(key, ctx.Err(), lastFailure)
-		}
-	}
+	return lease, nil
 }
 
-// subscribeBound caps how long a waiter waits for its subscription to be
-// confirmed before it relies on its timer alone.
-const subscribeBound = 50 * time.Millisecond
-
-// subscribe makes sure rkey's line listens for release notices; it reports
-// whether it subscribed just now (after waiting, within subscribeBound and
-// ctx, for the confirmation), in which case a notice may have been missed
-// before. A subscription that was still confirmed from an earlier wait
-// (see notify.Linger) missed nothing.
-func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
-	if l.hub == nil || !l.lines.markSubscribed(rkey) {
-		return false
-	}
-	confirmed := l.hub.Subscribe(l.channel(rkey))
-	select {
-	case <-confirmed:
-		return false
-	default:
-	}
-	t := time.NewTimer(subscribeBound)
-	defer t.Stop()
-	select {
-	case <-confirmed:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return true
-}
-
-// leave takes w out of rkey's line and drops the line's subscription when
-// it was the last.
-func (l *Locker) leave(rkey string, w *waiter) {
-	if l.lines.leave(rkey, w) && l.hub != nil {
-		l.hub.Unsubscribe(l.channel(rkey))
-	}
-}
-
-// gaveUp builds Lock's final error: it wraps ErrNotAcquired, the context's
-// error when there is one, and the last Redis failure when there was one.
-func (l *Locker) gaveUp(key string, ctxErr, lastFailure error) error {
-	switch {
-	case ctxErr != nil && lastFailure != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, ctxErr, lastFailure)
-	case ctxErr != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", l.props.Name, key, strategy.ErrNotAcquired, ctxErr)
-	case lastFailure != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, lastFailure)
-	default:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted", l.props.Name, key, strategy.ErrNotAcquired)
-	}
-}
-
+// checkKey rejects a call that must not reach Redis: an empty key
+// (strategy.ErrInvalidConfig), or any call after Close
+// (strategy.ErrClosed).
 func (l *Locker) checkKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("lockzoo: %s: %w: empty key", l.props.Name, strategy.ErrInvalidConfig)
+	}
+	if l.isClosed() {
+		return fmt.Errorf("lockzoo: %s: %q: %w", l.props.Name, key, strategy.ErrClosed)
+	}
+	return nil
+}
+
+// opError is how the engine reports a technique's error, once with the
+// technique's name: "lockzoo: <name>: <op> <key>: <err>". Techniques
+// return their errors without that prefix.
+func (l *Locker) opError(op, key string, err error) error {
+	return fmt.Errorf("lockzoo: %s: %s %q: %w", l.props.Name, op, key, err)
+}
+
+// Close ends the Locker's release-notice connections and their goroutines
+// at once, and returns once they have ended. Lock calls waiting then give
+// up with an error wrapping strategy.ErrNotAcquired and strategy.ErrClosed
+// (a Lock in the middle of an attempt returns when the attempt does; the
+// clean-up of its place in a technique's line still reaches Redis). Later
+// TryLock and Lock calls return an error wrapping strategy.ErrClosed
+// without touching Redis. A lease's Unlock still releases its lock in Redis
+// after Close, so that closing a Locker never strands a lock until its
+// TTL; Extend returns an error wrapping strategy.ErrClosed, and the lease
+// stays unspent. Close always returns nil; a second Close does nothing.
+//
+// A Locker that is never closed leaks nothing either: its notice
+// connections end notify.Linger after its last waiter left.
+func (l *Locker) Close() error {
+	l.closeOnce.Do(func() {
+		close(l.closed)
+		if l.hub != nil {
+			l.hub.Close()
+		}
+	})
+	l.bg.Wait() // take-backs in flight end within takeBackTimeout
+	return nil
+}
+
+// isClosed reports whether Close was called.
+func (l *Locker) isClosed() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkOpen returns an error wrapping strategy.ErrClosed for op on key
+// after Close, else nil.
+func (l *Locker) checkOpen(op, key string) error {
+	if l.isClosed() {
+		return fmt.Errorf("lockzoo: %s: %s %q: %w", l.props.Name, op, key, strategy.ErrClosed)
 	}
 	return nil
 }
@@ -359,55 +248,6 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 		return nil, err
 	}
 	return newLease(l, key, a.Key, a.Token, start, g), nil
-}
-
-// handed wraps in a Lease a lock handed to the waiter a. A lock handed by
-// a release in Redis (a "grant:" notice) holds a.Waiter; the hand-off came
-// after the attempt sent at refusedAt was refused (that attempt found the
-// lock not ours), so the validity is counted from then. A lock passed by a
-// local Unlock comes with its own start and validity.
-func (l *Locker) handed(ctx context.Context, key string, a Attempt, refusedAt time.Time, h handoff) (strategy.Lease, error) {
-	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
-		return nil, err
-	}
-	start := h.start
-	if start.IsZero() {
-		start = refusedAt
-	}
-	return newLease(l, key, a.Key, h.value, start, Grant{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
-}
-
-// unclaimed releases a lock that a local Unlock passed to w (see Passer)
-// after w's Lock had already given up, on a fresh context bounded by
-// abandonTimeout. A failure is left alone: the lock expires at its TTL.
-// (A lock handed by a release in Redis is the technique's to pass on, in
-// Abandon.) w has left its line, so nothing more can be passed to it.
-func (l *Locker) unclaimed(ctx context.Context, rkey string, w *waiter) {
-	select {
-	case h := <-w.grant:
-		if !h.local {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
-		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence, Channel: ReleaseChannel(rkey)})
-	default:
-	}
-}
-
-// abandonTimeout bounds the clean-up a Lock makes when it gives up.
-const abandonTimeout = time.Second
-
-// abandon tells a technique that keeps a line of waiters in Redis that the
-// waiter a has given up, on a fresh context (ctx may have ended).
-func (l *Locker) abandon(ctx context.Context, a Attempt) {
-	ab, ok := l.tech.(Abandoner)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
-	defer cancel()
-	ab.Abandon(ctx, a)
 }
 
 // attemptToken returns the owner token of attempt number n (from 1) of the

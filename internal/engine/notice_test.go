@@ -66,26 +66,25 @@ func TestLinesGrant(t *testing.T) {
 			q := newLines()
 			a := q.join("k", "a", Attempt{})
 			b := q.join("k", "b", Attempt{})
+			if _, tries := drainEvents(a); tries != 1 {
+				t.Fatalf("head a after join: %d \"try now\" events, want 1 (its turn)", tries)
+			}
 			for _, g := range tt.grants {
 				grantWithin(t, q, g.key, g.target, g.fence)
 			}
-			if got := drainGrants(a); !slices.Equal(got, tt.wantA) {
+			offsA, triesA := drainEvents(a)
+			offsB, triesB := drainEvents(b)
+			if got := fences(offsA); !slices.Equal(got, tt.wantA) {
 				t.Errorf("grants to waiter a = %v, want %v", got, tt.wantA)
 			}
-			if got := drainGrants(b); !slices.Equal(got, tt.wantB) {
+			if got := fences(offsB); !slices.Equal(got, tt.wantB) {
 				t.Errorf("grants to waiter b = %v, want %v", got, tt.wantB)
 			}
-			select {
-			case <-a.poke:
+			if triesA > 0 {
 				t.Errorf("waiter a was poked by a grant, want no poke")
-			case <-b.poke:
-				t.Errorf("waiter b was poked by a grant, want no poke")
-			default:
 			}
-			select {
-			case <-b.turn:
-				t.Errorf("waiter b got the turn from a grant, want a to stay the head")
-			default:
+			if triesB > 0 {
+				t.Errorf("waiter b was poked (or got the turn) from a grant, want a to stay the head, no poke")
 			}
 		})
 	}
@@ -110,19 +109,17 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 			q := newLines()
 			a := q.join("k", "a", Attempt{})
 			b := q.join("k", "b", Attempt{})
+			drainEvents(a) // its turn, from join
 			q.onNotice("k", tt.body)
-			if got := drainGrants(b); !slices.Equal(got, tt.wantGrantB) {
+			offsA, triesA := drainEvents(a)
+			offsB, _ := drainEvents(b)
+			if got := fences(offsB); !slices.Equal(got, tt.wantGrantB) {
 				t.Errorf("onNotice(%q): grants to waiter b = %v, want %v", tt.body, got, tt.wantGrantB)
 			}
-			if got := drainGrants(a); len(got) > 0 {
+			if got := fences(offsA); len(got) > 0 {
 				t.Errorf("onNotice(%q): grants to waiter a = %v, want none", tt.body, got)
 			}
-			poked := false
-			select {
-			case <-a.poke:
-				poked = true
-			default:
-			}
+			poked := triesA > 0
 			if poked != tt.wantPokeHead {
 				t.Errorf("onNotice(%q): head poked = %v, want %v", tt.body, poked, tt.wantPokeHead)
 			}
@@ -130,32 +127,44 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 	}
 }
 
-// grantWithin calls q.grant and fails the test when it does not return
-// within a second.
+// grantWithin calls q.handOffByName and fails the test when it does not
+// return within a second.
 func grantWithin(t *testing.T, q *lines, key, target string, fence uint64) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		q.grant(key, target, fence)
+		q.handOffByName(key, target, fence)
 	}()
 	select {
 	case <-done:
 	case <-time.After(time.Second):
-		t.Fatalf("grant(%q, %q, %d) did not return within 1s", key, target, fence)
+		t.Fatalf("handOffByName(%q, %q, %d) did not return within 1s", key, target, fence)
 	}
 }
 
-// drainGrants returns the fences waiting on w's grant channel, without
-// blocking.
-func drainGrants(w *waiter) []uint64 {
-	var got []uint64
+// drainEvents returns, without blocking, the hand-offs waiting on w's
+// events channel and how many "try now" events wait there.
+func drainEvents(w *waiter) (offs []handoff, tries int) {
 	for {
 		select {
-		case f := <-w.grant:
-			got = append(got, f.fence)
+		case e := <-w.events:
+			if e.handedOff {
+				offs = append(offs, e.off)
+			} else {
+				tries++
+			}
 		default:
-			return got
+			return offs, tries
 		}
 	}
+}
+
+// fences returns the fencing tokens of offs.
+func fences(offs []handoff) []uint64 {
+	var got []uint64
+	for _, h := range offs {
+		got = append(got, h.fence)
+	}
+	return got
 }

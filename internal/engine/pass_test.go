@@ -73,17 +73,21 @@ func TestLinesNextAttempt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
 			joined := map[string]*waiter{}
+			turns := map[string]int{} // "try now" events a waiter got from becoming the head
 			for _, name := range tt.waiters {
 				joined[name] = q.join("k", name, attemptOf(name))
 			}
 			for _, name := range tt.leave {
 				q.leave("k", joined[name])
 			}
+			for name, w := range joined {
+				_, turns[name] = drainEvents(w)
+			}
 			for i, c := range tt.calls {
 				w, a := q.nextAttempt(c.key)
 				if c.wantWaiter == "" {
 					if w != nil {
-						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.token)
+						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.name)
 					}
 					if a != (Attempt{}) {
 						t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want the zero Attempt", i, c.key, a)
@@ -94,7 +98,7 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Fatalf("call %d: nextAttempt(%q) = nil, want waiter %q", i, c.key, c.wantWaiter)
 				}
 				if w != joined[c.wantWaiter] {
-					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.token, c.wantWaiter)
+					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.name, c.wantWaiter)
 				}
 				want := attemptOf(c.wantWaiter)
 				want.Token = c.wantToken
@@ -102,26 +106,23 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
 				}
 				if w.next.Token != "" {
-					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.token, w.next.Token)
+					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.name, w.next.Token)
 				}
 			}
 			for name, w := range joined {
-				select {
-				case <-w.poke:
+				offs, tries := drainEvents(w)
+				if tries > turns[name] {
 					t.Errorf("waiter %q was poked by nextAttempt, want no poke", name)
-				default:
 				}
-				select {
-				case h := <-w.grant:
+				for _, h := range offs {
 					t.Errorf("waiter %q got hand-off %+v from nextAttempt, want none", name, h)
-				default:
 				}
 			}
 		})
 	}
 }
 
-// TestLinesGive: give hands the lock to a waiter that is still in the
+// TestLinesGive: (handOff) give hands the lock to a waiter that is still in the
 // key's line, head or not, and reports true; it reports false, without
 // blocking, for a waiter that left, a waiter of another key, or a waiter
 // whose grant channel already holds a hand-off (which it keeps).
@@ -196,26 +197,30 @@ func TestLinesGive(t *testing.T) {
 			for _, name := range tt.leave {
 				q.leave(ws[name].next.Key, ws[name])
 			}
+			for _, w := range ws {
+				drainEvents(w) // turns from joining or from a head that left
+			}
 			for i, g := range tt.gives {
 				if got := giveWithin(t, q, g.key, ws[g.to], g.h); got != g.want {
-					t.Errorf("give %d: give(%q, %s, %+v) = %v, want %v", i, g.key, g.to, g.h, got, g.want)
+					t.Errorf("give %d: handOff(%q, %s, %+v) = %v, want %v", i, g.key, g.to, g.h, got, g.want)
 				}
 			}
-			if got := drainHandoffs(ws["a"]); !slices.Equal(got, tt.wantA) {
-				t.Errorf("hand-offs to waiter a = %+v, want %+v", got, tt.wantA)
-			}
-			if got := drainHandoffs(ws["b"]); !slices.Equal(got, tt.wantB) {
-				t.Errorf("hand-offs to waiter b = %+v, want %+v", got, tt.wantB)
-			}
-			if got := drainHandoffs(ws["c"]); len(got) > 0 {
-				t.Errorf("hand-offs to waiter c = %+v, want none", got)
-			}
+			got := map[string][]handoff{}
 			for name, w := range ws {
-				select {
-				case <-w.poke:
-					t.Errorf("waiter %s was poked by give, want no poke", name)
-				default:
+				offs, tries := drainEvents(w)
+				got[name] = offs
+				if tries > 0 {
+					t.Errorf("waiter %s was poked by handOff, want no poke", name)
 				}
+			}
+			if !slices.Equal(got["a"], tt.wantA) {
+				t.Errorf("hand-offs to waiter a = %+v, want %+v", got["a"], tt.wantA)
+			}
+			if !slices.Equal(got["b"], tt.wantB) {
+				t.Errorf("hand-offs to waiter b = %+v, want %+v", got["b"], tt.wantB)
+			}
+			if len(got["c"]) > 0 {
+				t.Errorf("hand-offs to waiter c = %+v, want none", got["c"])
 			}
 		})
 	}
@@ -252,7 +257,7 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 			if got := giveWithin(t, q, "k", w, h); got != tt.wantGiven {
 				t.Errorf("give(%q, a, %+v) = %v, want %v", "k", h, got, tt.wantGiven)
 			}
-			if got := drainHandoffs(b); len(got) > 0 {
+			if got, _ := drainEvents(b); len(got) > 0 {
 				t.Errorf("hand-offs to waiter b = %+v, want none", got)
 			}
 			if _, again := q.nextAttempt("k"); again.Token != tt.wantNext {
@@ -262,31 +267,83 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 	}
 }
 
-// giveWithin calls q.give and fails the test when it does not return
+// giveWithin calls q.handOff and fails the test when it does not return
 // within a second.
 func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
 	t.Helper()
 	done := make(chan bool, 1)
-	go func() { done <- q.give(key, w, h) }()
+	go func() { done <- q.handOff(key, w, h) }()
 	select {
 	case ok := <-done:
 		return ok
 	case <-time.After(time.Second):
-		t.Fatalf("give(%q, %q, %+v) did not return within 1s", key, w.token, h)
+		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.name, h)
 		return false
 	}
 }
 
-// drainHandoffs returns the hand-offs waiting on w's grant channel,
-// without blocking.
-func drainHandoffs(w *waiter) []handoff {
-	var got []handoff
-	for {
-		select {
-		case h := <-w.grant:
-			got = append(got, h)
-		default:
-			return got
-		}
+// TestLinesLeaveReturnsHandOff: as in x/sync/semaphore's Acquire, a waiter
+// that gives up gets back, from leave, the hand-off it was sent and did not
+// take, so that it can pass the lock on; nothing can be handed off to it
+// once it has left.
+func TestLinesLeaveReturnsHandOff(t *testing.T) {
+	noLeaks(t)
+	h := handoff{value: "a.p1", fence: 5, local: true}
+	tests := []struct {
+		name      string
+		handOff   bool // the lock is handed off to a before it leaves
+		wantOff   handoff
+		wantHeard bool
+	}{
+		{name: "handed off meanwhile", handOff: true, wantOff: h, wantHeard: true},
+		{name: "nothing handed off"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := newLines()
+			a := q.join("k", "a", Attempt{Key: "k", Waiter: "a"})
+			b := q.join("k", "b", Attempt{Key: "k", Waiter: "b"})
+			if tt.handOff && !q.handOff("k", a, h) {
+				t.Fatalf("handOff(%q, a) = false, want true", "k")
+			}
+			off, handedOff, unsubscribe := q.leave("k", a)
+			if off != tt.wantOff || handedOff != tt.wantHeard || unsubscribe {
+				t.Errorf("leave(%q, a) = %+v, %v, %v; want %+v, %v, false", "k", off, handedOff, unsubscribe, tt.wantOff, tt.wantHeard)
+			}
+			if q.handOff("k", a, h) {
+				t.Errorf("handOff(%q, a) after a left = true, want false", "k")
+			}
+			if offs, tries := drainEvents(b); len(offs) > 0 || tries != 1 {
+				t.Errorf("b after the head left: hand-offs %+v and %d \"try now\", want none and 1 (its turn)", offs, tries)
+			}
+		})
+	}
+}
+
+// TestWaiterEvents: a waiter's one events channel keeps at most one event:
+// a hand-off replaces a pending "try now" and is never replaced itself; a
+// "try now" raised before the waiter's latest attempt began is stale.
+func TestWaiterEvents(t *testing.T) {
+	noLeaks(t)
+	q := newLines()
+	w := q.join("k", "a", Attempt{Key: "k", Waiter: "a"}) // its turn is pending
+	w.tries.Add(1)                                        // the attempt its turn started
+	q.poke("k", "")                                       // raised during that attempt
+	e := <-w.events
+	if e.handedOff || e.stale(w) {
+		t.Errorf("poke during the attempt = %+v (stale %v), want a fresh \"try now\"", e, e.stale(w))
+	}
+	q.poke("k", "")
+	w.tries.Add(1) // the next attempt began after the poke
+	if e := <-w.events; !e.stale(w) {
+		t.Errorf("poke before the latest attempt = %+v, want stale", e)
+	}
+	q.poke("k", "")
+	h := handoff{value: "a", fence: 9}
+	q.handOffByName("k", "a", 9)
+	q.poke("k", "")
+	offs, tries := drainEvents(w)
+	if !slices.Equal(offs, []handoff{h}) || tries != 0 {
+		t.Errorf("after poke, hand-off, poke: hand-offs %+v and %d \"try now\", want [%+v] and 0", offs, tries, h)
 	}
 }

@@ -46,6 +46,7 @@ func outcomeUnknown(err error) bool {
 	case err == nil,
 		errors.Is(err, strategy.ErrNotAcquired),
 		errors.Is(err, strategy.ErrInvalidConfig),
+		errors.Is(err, strategy.ErrClosed),
 		errors.Is(err, fault.ErrCrashed):
 		return false
 	}

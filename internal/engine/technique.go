@@ -9,7 +9,7 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// Attempt is one acquire attempt handed to a Technique.
+// Attempt is one acquire attempt, for a Technique to make.
 type Attempt struct {
 	Key   string        // the Redis key, prefix included
 	Token string        // the owner token, new for every attempt
@@ -64,7 +64,7 @@ type Abandoner interface {
 // Passer is implemented by techniques that can release a lock and make an
 // acquire attempt for another waiter in the same step on each node: Unlock
 // uses it when a goroutine of the same Locker waits for the key, which
-// hands that waiter the lock one round trip sooner.
+// hands the lock off to that waiter one round trip sooner.
 type Passer interface {
 	// Pass releases the lock h holds and makes the attempt next. It
 	// returns next's grant and attempt error as Acquire does, and the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,8 +14,15 @@ import (
 // the others wait their turn locally. That serves local waiters in order (a
 // goroutine that releases and at once locks again joins the back of the
 // line instead of barging in), and keeps one poller per key per process.
-// The head is poked when a local lease on the key is released or a release
-// notice arrives.
+// The head is told to try now when a local lease on the key is released or
+// a release notice arrives.
+//
+// Every waiter hears from its line on one channel, events: "try now" (its
+// turn came, or a release may have freed the key) or a hand-off (the lock
+// is its own). Events are sent only under the shard's lock and only to a
+// waiter that is still in its line, so a waiter that leaves gets back, from
+// leave, the hand-off it was sent meanwhile, and nothing can be sent to it
+// afterwards.
 type lines struct {
 	seed   maphash.Seed
 	shards [lineShards]lineShard
@@ -42,10 +50,13 @@ type line struct {
 }
 
 type waiter struct {
-	token string        // names the waiter in release notices
-	turn  chan struct{} // closed when the waiter becomes the head
-	poke  chan struct{} // capacity 1: "try again now"
-	grant chan handoff  // capacity 1: "the lock is yours"
+	name string // the Lock call's name: release notices name the waiter by it
+	// events carries the waiter's next event; capacity 1 (see send).
+	events chan event
+	// tries counts the waiter's attempts; a "try now" stamped with an
+	// earlier count was raised before its latest attempt began, so that
+	// attempt already saw what it announced.
+	tries atomic.Uint64
 	// next is the waiter's attempt for a Passer's Unlock to make, with
 	// Token empty; passes counts those attempts (guarded by the shard's
 	// lock).
@@ -53,21 +64,59 @@ type waiter struct {
 	passes int
 }
 
-// handoff is a lock handed to a waiter: by a release in Redis (a "grant:"
+// event is what a waiter hears from its line.
+type event struct {
+	handedOff bool    // the lock is the waiter's: see off
+	off       handoff // when handedOff
+	tries     uint64  // "try now": the waiter's attempt count when it was raised
+}
+
+// stale reports whether e is a "try now" raised before w's latest attempt
+// began.
+func (e event) stale(w *waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
+
+// handoff is a lock handed off to a waiter: by a release in Redis (a "grant:"
 // notice: the lock holds the waiter's name, and start is zero), or by an
-// Unlock of the same Locker that passed the lock on (Passer).
+// Unlock of the same Locker that released the lock and took it for the
+// waiter in one step (Passer).
 type handoff struct {
 	value string    // the owner token the key holds
 	fence uint64    // its fencing token
 	start time.Time // the validity is counted from here; zero: from the last refused attempt
 	valid time.Duration
-	local bool // passed by an Unlock of this Locker
+	local bool // by an Unlock of this Locker
 }
 
-// join appends a waiter for key; it is the head at once if the line was
-// empty.
-func (q *lines) join(key, token string, next Attempt) *waiter {
-	w := &waiter{token: token, turn: make(chan struct{}), poke: make(chan struct{}, 1), grant: make(chan handoff, 1), next: next}
+// send puts e on w's events channel, keeping at most one event there: a
+// hand-off replaces a pending "try now", a "try now" replaces an older one,
+// and nothing replaces a pending hand-off. It reports whether e was sent.
+// The shard's lock is held, so no other send runs; the waiter may take the
+// pending event meanwhile, which leaves room.
+func (w *waiter) send(e event) bool {
+	for {
+		select {
+		case w.events <- e:
+			return true
+		default:
+		}
+		select {
+		case old := <-w.events:
+			if old.handedOff {
+				w.events <- old // room: only senders, holding the lock, fill it
+				return false
+			}
+		default:
+		}
+	}
+}
+
+// tryNow tells w to make an attempt now.
+func (w *waiter) tryNow() { w.send(event{tries: w.tries.Load()}) }
+
+// join appends a waiter for key, named name; it is the head, told to try
+// at once, if the line was empty.
+func (q *lines) join(key, name string, next Attempt) *waiter {
+	w := &waiter{name: name, events: make(chan event, 1), next: next}
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -81,37 +130,39 @@ func (q *lines) join(key, token string, next Attempt) *waiter {
 	}
 	ln.waiters = append(ln.waiters, w)
 	if len(ln.waiters) == 1 {
-		close(w.turn)
+		w.tryNow()
 	}
 	return w
 }
 
-// leave removes w from key's line, handing the turn on if w was the head.
-// It reports whether the line is now empty and had subscribed, in which
+// leave removes w from key's line, telling the next waiter to try if w was
+// the head. It returns the hand-off w was sent and has not taken, if any,
+// and reports whether the line is now empty and had subscribed, in which
 // case the caller unsubscribes.
-func (q *lines) leave(key string, w *waiter) (unsubscribe bool) {
+func (q *lines) leave(key string, w *waiter) (off handoff, handedOff, unsubscribe bool) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	select {
+	case e := <-w.events:
+		off, handedOff = e.off, e.handedOff
+	default:
+	}
 	ln := sh.byKey[key]
 	if ln == nil {
-		return false
+		return off, handedOff, false
 	}
-	for i, x := range ln.waiters {
-		if x != w {
-			continue
-		}
-		ln.waiters = append(ln.waiters[:i], ln.waiters[i+1:]...)
+	if i := slices.Index(ln.waiters, w); i >= 0 {
+		ln.waiters = slices.Delete(ln.waiters, i, i+1)
 		if i == 0 && len(ln.waiters) > 0 {
-			close(ln.waiters[0].turn)
+			ln.waiters[0].tryNow()
 		}
-		break
 	}
 	if len(ln.waiters) > 0 {
-		return false
+		return off, handedOff, false
 	}
 	delete(sh.byKey, key)
-	return ln.subscribed
+	return off, handedOff, ln.subscribed
 }
 
 // markSubscribed records that key's line holds a subscription, and reports
@@ -129,25 +180,24 @@ func (q *lines) markSubscribed(key string) bool {
 }
 
 // poke tells the head of key's line, if any, to try again now, unless the
-// notice names another waiter (target is a token, or "" for anyone).
+// notice names another waiter (target is a waiter's name, or "" for
+// anyone).
 func (q *lines) poke(key, target string) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].token != target) {
+	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].name != target) {
 		return
 	}
-	select {
-	case ln.waiters[0].poke <- struct{}{}:
-	default:
-	}
+	ln.waiters[0].tryNow()
 }
 
-// grant tells the waiter named target in key's line, if it is there, that
-// a release handed it the lock with fencing token fence.
-func (q *lines) grant(key, target string, fence uint64) {
-	q.deliver(key, func(w *waiter) bool { return w.token == target }, handoff{value: target, fence: fence})
+// handOffByName hands the lock to the waiter named target in key's line,
+// if it is there: a release in Redis made target's name the owner token,
+// with fencing token fence.
+func (q *lines) handOffByName(key, target string, fence uint64) {
+	q.handOffIf(key, func(w *waiter) bool { return w.name == target }, handoff{value: target, fence: fence})
 }
 
 // nextAttempt returns the head of key's line and an attempt for it, with a
@@ -164,20 +214,20 @@ func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
 	w := ln.waiters[0]
 	w.passes++
 	a := w.next
-	a.Token = w.token + ".p" + strconv.Itoa(w.passes)
+	a.Token = w.name + ".p" + strconv.Itoa(w.passes)
 	return w, a
 }
 
-// give hands h to w if w is still in key's line and has no hand-off
+// handOff hands h to w if w is still in key's line and has no hand-off
 // pending, and reports whether it did.
-func (q *lines) give(key string, w *waiter, h handoff) bool {
-	return q.deliver(key, func(x *waiter) bool { return x == w }, h)
+func (q *lines) handOff(key string, w *waiter, h handoff) bool {
+	return q.handOffIf(key, func(x *waiter) bool { return x == w }, h)
 }
 
-// deliver hands h to the first waiter in key's line that is reports true
-// for, if there is one and it has no hand-off pending, and reports whether
-// it did.
-func (q *lines) deliver(key string, is func(*waiter) bool, h handoff) bool {
+// handOffIf hands h to the first waiter in key's line that is reports
+// true for, if there is one and it has no hand-off pending, and reports
+// whether it did.
+func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) bool {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -189,10 +239,5 @@ func (q *lines) deliver(key string, is func(*waiter) bool, h handoff) bool {
 	if i < 0 {
 		return false
 	}
-	select {
-	case ln.waiters[i].grant <- h:
-		return true
-	default:
-		return false
-	}
+	return ln.waiters[i].send(event{handedOff: true, off: h})
 }

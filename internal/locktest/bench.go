@@ -59,7 +59,8 @@ func BenchParallel(b *testing.B, op func(ctx context.Context, key string) error)
 // sub-benchmarks "shared" (one Locker for all workers, like goroutines of
 // one process) and "apart" (one Locker each, like separate processes). It
 // reports utilisation (%), the p50 and p99 wait for the lock and the p50
-// hand-off (ms), averaged over the iterations.
+// hand-off (ms), averaged over the iterations. Lockers with a Close are
+// closed when their sub-benchmark ends.
 func BenchContended(b *testing.B, newLocker func() strategy.Locker) {
 	b.Helper()
 	w := bench.DefaultWorkload()
@@ -83,12 +84,14 @@ func BenchContended(b *testing.B, newLocker func() strategy.Locker) {
 	}
 	b.Run("shared", func(b *testing.B) {
 		l := newLocker()
+		CloseOnCleanup(b, l)
 		run(b, func(ctx context.Context) (bench.Contention, error) { return bench.Contended(ctx, l, w) })
 	})
 	b.Run("apart", func(b *testing.B) {
 		lockers := make([]strategy.Locker, w.Workers)
 		for i := range lockers {
 			lockers[i] = newLocker()
+			CloseOnCleanup(b, lockers[i])
 		}
 		run(b, func(ctx context.Context) (bench.Contention, error) { return bench.ContendedApart(ctx, lockers, w) })
 	})

@@ -21,13 +21,13 @@ const FrozenSlack = 250 * time.Millisecond
 // Conformance runs, as subtests, every check a technique must pass without
 // faults: contention, TryLock on a held key, crash liveness, stale release
 // (for techniques that claim OwnerSafeRelease), extend, a killed node, a
-// frozen node, bad input, and the lease and pool rules: a failed Unlock or
-// Extend spends nothing, a call with an ended context takes no connection,
-// colliding Config.Token values make no second holder, a pool that returns
-// no connection fails the call without a panic, and connections without
-// redis.ConnWithContext work; an acquire whose reply is lost is taken back,
-// and a Lock rides out a short loss of replies. Each subtest gets a fresh
-// Redis node.
+// frozen node, bad input, Close (see testClose), and the lease and pool
+// rules: a failed Unlock or Extend spends nothing, a call with an ended
+// context takes no connection, colliding Config.Token values make no second
+// holder, a pool that returns no connection fails the call without a
+// panic, and connections without redis.ConnWithContext work; an acquire
+// whose reply is lost is taken back, and a Lock rides out a short loss of
+// replies. Each subtest gets a fresh Redis node.
 func Conformance(t *testing.T, f Factory) {
 	t.Helper()
 	tests := []struct {
@@ -42,6 +42,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"killed-node", testKilledNode},
 		{"frozen-node", testFrozenNode},
 		{"invalid-input", testInvalidInput},
+		{"close", testClose},
 		{"failed-unlock-keeps-lease", testFailedUnlock},
 		{"dead-context", testDeadContext},
 		{"shared-token", testSharedToken},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,61 +19,53 @@ import (
 type Factory func(pool strategy.Pool, cfg strategy.Config) (strategy.Locker, error)
 
 // NoLeaks registers a goroutine-leak check that runs after every other
-// cleanup of t (so after the Redis nodes are torn down). Call it first in a
-// test. Tests that use it must not run in parallel.
+// cleanup of t (so after the Redis nodes are torn down and the Lockers
+// MustNew built are closed). Call it first in a test. Tests that use it
+// must not run in parallel.
 //
-// Some goroutines end shortly after the call that ends them returns (a
-// release-notice connection closes after the last waiter leaves), so the
-// check looks again for up to leakGrace before it reports a leak: on a
-// loaded machine that can take longer than goleak's own retries.
+// There is no grace beyond goleak's own short retries: a Locker's
+// goroutines end when Close returns, so a test closes what it builds.
 func NoLeaks(t testing.TB) {
 	t.Helper()
 	t.Cleanup(func() {
-		if err := findLeaks(); err != nil {
-			t.Errorf("goroutines left behind after %v: %v", leakGrace, err)
+		if err := goleak.Find(); err != nil {
+			t.Errorf("goroutines left behind: %v", err)
 		}
 	})
 }
 
-// VerifyTestMain is goleak.VerifyTestMain with NoLeaks's grace: it runs the
-// tests and, when they passed, fails the run (exit status 1) if goroutines
-// are still left leakGrace after the tests ended. Notice connections, for
-// one, end notify.Linger after their last use.
-func VerifyTestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := findLeaks(); err != nil {
-			fmt.Fprintf(os.Stderr, "goroutines left behind after %v: %v\n", leakGrace, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// VerifyTestMain is goleak.VerifyTestMain: it runs the tests and, when
+// they passed, fails the run (exit status 1) if goroutines are left.
+func VerifyTestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// findLeaks waits up to leakGrace for the goroutines that goleak reports
-// to end, and returns its last report, or nil once there is none.
-func findLeaks() error {
-	deadline := time.Now().Add(leakGrace)
-	for {
-		err := goleak.Find()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// Closer is a Locker's Close; every lockzoo Locker has it.
+type Closer interface{ Close() error }
 
-// leakGrace bounds how long NoLeaks waits for goroutines to end.
-const leakGrace = 10 * time.Second
-
-// MustNew builds a Locker with f or fails the test.
+// MustNew builds a Locker with f or fails the test, and closes it in
+// t.Cleanup (failing the test if Close fails).
 func MustNew(t testing.TB, f Factory, pool strategy.Pool, cfg strategy.Config) strategy.Locker {
 	t.Helper()
 	l, err := f(pool, cfg)
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	CloseOnCleanup(t, l)
 	return l
+}
+
+// CloseOnCleanup closes l, when it has Close, in t.Cleanup, and fails the
+// test if Close fails.
+func CloseOnCleanup(t testing.TB, l any) {
+	t.Helper()
+	c, ok := l.(Closer)
+	if !ok {
+		return
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close() = %v, want nil", err)
+		}
+	})
 }
 
 // Overlap detects two holders inside a critical section at once. Its zero

@@ -18,7 +18,7 @@
 // paying a SUBSCRIBE, and a connection, each time. Each node's connection
 // is served by one goroutine, started with the first subscription and
 // ended once no channel is subscribed, at most Linger after the last
-// Unsubscribe.
+// Unsubscribe, or at once by Close.
 package notify
 
 import (
@@ -48,6 +48,7 @@ type Hub struct {
 	mu       sync.Mutex
 	channels map[string]*channel
 	sessions []*session // one per pool while any channel is subscribed
+	closed   bool
 }
 
 type channel struct {
@@ -67,10 +68,14 @@ func NewHub(pools []strategy.Pool, onNotice func(channel, data string)) *Hub {
 // Subscribe adds a reference to name and returns a channel that is closed
 // once a node has confirmed the subscription (at once when it still
 // lingers from an earlier reference). It never blocks on Redis: callers
-// wait on the returned channel with a bound of their own.
+// wait on the returned channel with a bound of their own. After Close it
+// subscribes to nothing and returns nil, a channel that is never closed.
 func (h *Hub) Subscribe(name string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
 	c, ok := h.channels[name]
 	if !ok {
 		c = &channel{confirmed: make(chan struct{})}
@@ -96,12 +101,13 @@ func (h *Hub) Subscribe(name string) <-chan struct{} {
 
 // Unsubscribe drops a reference to name; after the last one, name stays
 // subscribed for Linger, then is unsubscribed, and when no channel is left
-// the Hub closes its connections and its goroutines end.
+// the Hub closes its connections and its goroutines end. After Close it
+// does nothing.
 func (h *Hub) Unsubscribe(name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.channels[name]
-	if !ok || c.refs == 0 {
+	if h.closed || !ok || c.refs == 0 {
 		return
 	}
 	if c.refs--; c.refs > 0 {
@@ -121,7 +127,7 @@ func (h *Hub) expire(name string, c *channel) {
 	delete(h.channels, name)
 	if len(h.channels) == 0 {
 		for _, s := range h.sessions {
-			s.cancel()
+			s.cancel() // its goroutine ends on its own, soon
 		}
 		h.sessions = nil
 		return
@@ -131,11 +137,39 @@ func (h *Hub) expire(name string, c *channel) {
 	}
 }
 
+// Close ends every subscription at once: it closes the Hub's connections
+// and returns once their goroutines have ended, so onNotice is not called
+// after it returns. Later Subscribe and Unsubscribe calls do nothing; a
+// second Close returns at once. Close must not be called from onNotice.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	for _, c := range h.channels {
+		if c.idle != nil {
+			c.idle.Stop() // an expiry that already fired finds the Hub closed
+		}
+	}
+	h.channels = map[string]*channel{}
+	sessions := h.sessions
+	h.sessions = nil
+	for _, s := range sessions {
+		s.cancel()
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		<-s.done
+	}
+}
+
 // start launches one session per pool. h.mu is held.
 func (h *Hub) start() {
 	for _, p := range h.pools {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := &session{hub: h, pool: p, cancel: cancel}
+		s := &session{hub: h, pool: p, cancel: cancel, done: make(chan struct{})}
 		h.sessions = append(h.sessions, s)
 		go s.run(ctx)
 	}

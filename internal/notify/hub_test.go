@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"go.uber.org/goleak"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/notify"
@@ -97,7 +98,7 @@ func TestHubReconnects(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	got := newNotices()
 	hub := notify.NewHub([]strategy.Pool{node.Pool()}, got.add)
-	t.Cleanup(func() { hub.Unsubscribe("k") })
+	t.Cleanup(hub.Close)
 	confirmed(t, hub.Subscribe("k"))
 	locktest.MustDo(t, node, "CLIENT", "KILL", "TYPE", "pubsub")
 	got.wait(t, "k=") // the poke after the connection failed
@@ -171,4 +172,38 @@ func subscribeCalls(t *testing.T, node *redistest.Node) int {
 		}
 	}
 	return 0
+}
+
+// TestHubClose: Close ends the subscriptions and the Hub's goroutines at
+// once, lingering or not, on every node; later Subscribe and Unsubscribe
+// calls do nothing, and a second Close returns.
+func TestHubClose(t *testing.T) {
+	locktest.NoLeaks(t)
+	nodes := redistest.Start(t, 2)
+	running := goleak.IgnoreCurrent() // the harness's own goroutines
+	got := newNotices()
+	hub := notify.NewHub([]strategy.Pool{nodes[0].Pool(), nodes[1].Pool()}, got.add)
+	confirmed(t, hub.Subscribe("held"))
+	confirmed(t, hub.Subscribe("lingering"))
+	hub.Unsubscribe("lingering")
+
+	hub.Close()
+	if err := goleak.Find(running); err != nil {
+		t.Errorf("goroutines left right after Close: %v", err)
+	}
+	for _, n := range nodes {
+		waitNumSub(t, n, "held", 0)
+		waitNumSub(t, n, "lingering", 0)
+	}
+	if c := hub.Subscribe("new"); c != nil {
+		t.Errorf("Subscribe() after Close = %v, want nil (never confirmed)", c)
+	}
+	hub.Unsubscribe("held")
+	hub.Close()
+	if err := goleak.Find(running); err != nil {
+		t.Errorf("goroutines left after Subscribe and a second Close: %v", err)
+	}
+	for _, n := range nodes {
+		waitNumSub(t, n, "new", 0)
+	}
 }

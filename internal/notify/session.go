@@ -10,12 +10,13 @@ import (
 )
 
 // session is one node's subscription connection and the goroutine that
-// reads it. The goroutine ends when cancel is called.
+// reads it. The goroutine ends when cancel is called, and then closes done.
 type session struct {
 	hub    *Hub
 	pool   strategy.Pool
 	cancel context.CancelFunc
-	conn   redis.Conn // guarded by hub.mu; nil while not connected
+	done   chan struct{} // closed when run returns
+	conn   redis.Conn    // guarded by hub.mu; nil while not connected
 }
 
 // send writes a command on the connection, if there is one. hub.mu is held,
@@ -34,6 +35,7 @@ func (s *session) send(cmd string, args ...any) {
 // run connects, subscribes to every channel and reads notices until ctx is
 // cancelled, reconnecting with backoff after a failure.
 func (s *session) run(ctx context.Context) {
+	defer close(s.done)
 	backoff := minBackoff
 	for {
 		if s.serve(ctx) {

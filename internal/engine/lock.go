@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Lock retries TryLock under the Config's Retry policy until it holds key or
+// ctx ends; see strategy.Locker. A Redis failure is retried like a held
+// lock; an invalid key or an injected crash returns at once. After Close it
+// returns an error wrapping strategy.ErrClosed without touching Redis, and
+// a Lock that Close interrupts gives up with an error wrapping both
+// strategy.ErrNotAcquired and strategy.ErrClosed.
+//
+// Waiting: this Locker's goroutines that wait for the same key queue in
+// FIFO order and only the first contends in Redis. It retries when a release
+// notice arrives (a local Unlock, or a pub/sub notice where the technique
+// publishes one), when the Retry policy's wait ends, or, where the technique
+// reports the holder's remaining TTL, when that runs out, whichever comes
+// first. It returns without another attempt when the lock is handed off to
+// it: by a release in Redis (a "grant:" notice), or by a local Unlock that
+// took the lock for it (Passer).
+func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+	if err := l.checkKey(key); err != nil {
+		return nil, err
+	}
+	name, err := l.token() // names this call in lines and notices
+	if err != nil {
+		return nil, err
+	}
+	rkey := l.rkey(key)
+	w := l.lines.join(rkey, name, Attempt{Key: rkey, Waiter: name, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()})
+	s := &waitState{key: key, a: w.next}
+	defer l.leave(ctx, w, s)
+	var tick <-chan time.Time // nil until the first wait is armed
+	for {
+		select {
+		case e := <-w.events:
+			if e.handedOff {
+				s.queued = false // the hand-off took the waiter out of the line
+				return l.handedOff(ctx, s, e.off)
+			}
+			if e.stale(w) {
+				continue
+			}
+		case <-tick:
+		case <-ctx.Done():
+			return nil, l.gaveUp(key, ctx.Err(), s.lastFailure)
+		case <-l.closed:
+			return nil, l.gaveUp(key, strategy.ErrClosed, s.lastFailure)
+		}
+		if l.isClosed() { // the select may have picked another ready case
+			return nil, l.gaveUp(key, strategy.ErrClosed, s.lastFailure)
+		}
+		lease, wait, err := l.tryOnce(ctx, w, s)
+		if lease != nil || err != nil {
+			return lease, err
+		}
+		if s.timer == nil {
+			s.timer = time.NewTimer(wait) // stopped by leave
+		} else {
+			s.timer.Reset(wait) // Go 1.23+: no stale tick survives
+		}
+		tick = s.timer.C
+	}
+}
+
+// waitState is what a Lock call keeps between its attempts.
+type waitState struct {
+	key         string  // as the caller named it
+	a           Attempt // the next attempt; Token set per attempt
+	refusedAt   time.Time
+	queued      bool  // an attempt was refused, so the technique may have queued the waiter
+	lastFailure error // the last error that was not "held by someone else"
+	timer       *time.Timer
+}
+
+// tryOnce makes w's next attempt. It returns the lease on success, the
+// final error when Lock must return, or else how long to wait before the
+// next attempt (0: at once).
+func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strategy.Lease, wait time.Duration, err error) {
+	n := int(w.tries.Add(1))
+	// A token of its own for every attempt, so that clean-up of an earlier
+	// attempt's late writes can never touch this one's.
+	if s.a.Token, err = l.attemptToken(s.a.Waiter, n); err != nil {
+		return nil, 0, err
+	}
+	sent := time.Now()
+	lease, err := l.attempt(ctx, s.key, s.a, sent)
+	refused := errors.Is(err, strategy.ErrNotAcquired)
+	switch {
+	case err == nil:
+		s.queued = false // the technique took the waiter out of its line
+		return lease, 0, nil
+	case errors.Is(err, fault.ErrCrashed):
+		s.queued = false // a client that died leaves its line entry to go stale
+		return nil, 0, l.opError("lock", s.key, err)
+	case errors.Is(err, strategy.ErrInvalidConfig):
+		return nil, 0, l.opError("lock", s.key, err)
+	case refused:
+		s.queued, s.refusedAt = true, sent
+	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
+		// Keep the last real failure: an attempt cut short by ctx says only
+		// that ctx ended, which the final error reports anyway.
+		s.lastFailure = err
+	}
+	if ctx.Err() != nil {
+		return nil, 0, l.gaveUp(s.key, ctx.Err(), s.lastFailure)
+	}
+	if l.subscribe(ctx, s.a.Key) {
+		return nil, 0, nil // subscribed just now: a release may have slipped in between
+	}
+	wait, ok := l.cfg.Retry.Backoff(n)
+	if !ok {
+		return nil, 0, l.gaveUp(s.key, nil, s.lastFailure)
+	}
+	if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Remaining > 0 {
+		wait = min(wait, busy.Remaining)
+	}
+	if l.keepPlace > 0 && refused {
+		wait = min(wait, l.keepPlace)
+	}
+	return nil, wait, nil
+}
+
+// subscribeBound caps how long a waiter waits for its subscription to be
+// confirmed before it relies on its timer alone.
+const subscribeBound = 50 * time.Millisecond
+
+// subscribe makes sure rkey's line listens for release notices; it reports
+// whether it subscribed just now (after waiting, within subscribeBound and
+// ctx, for the confirmation), in which case a notice may have been missed
+// before. A subscription that was still confirmed from an earlier wait
+// (see notify.Linger) missed nothing.
+func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
+	if l.hub == nil || !l.lines.markSubscribed(rkey) {
+		return false
+	}
+	confirmed := l.hub.Subscribe(l.channel(rkey))
+	select {
+	case <-confirmed:
+		return false
+	default:
+	}
+	t := time.NewTimer(subscribeBound)
+	defer t.Stop()
+	select {
+	case <-confirmed:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-l.closed:
+	}
+	return true
+}
+
+// leave ends w's wait: when it gave up after a refused attempt, the
+// technique takes it out of its line in Redis (Abandon, which also passes
+// on a lock a release in Redis handed off to it meanwhile); then w leaves
+// the key's local line, which drops the line's subscription when it was
+// the last, and a lock a local Unlock handed off to w without w taking it
+// is released, on a fresh context bounded by abandonTimeout (a failure is
+// left alone: the lock expires at its TTL).
+func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.queued {
+		l.abandon(ctx, s.a)
+	}
+	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w)
+	if unsubscribe && l.hub != nil {
+		l.hub.Unsubscribe(l.channel(s.a.Key))
+	}
+	if handedOff && off.local {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+		defer cancel()
+		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence, Channel: ReleaseChannel(s.a.Key)})
+	}
+}
+
+// abandonTimeout bounds the clean-up a Lock makes when it gives up.
+const abandonTimeout = time.Second
+
+// abandon tells a technique that keeps a line of waiters in Redis that the
+// waiter a has given up, on a fresh context (ctx may have ended).
+func (l *Locker) abandon(ctx context.Context, a Attempt) {
+	ab, ok := l.tech.(Abandoner)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	defer cancel()
+	ab.Abandon(ctx, a)
+}
+
+// handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
+// handed off by a release in Redis (a "grant:" notice) holds the waiter's
+// name; that came after the last refused attempt (which found the lock not
+// ours), so the validity is counted from then. A lock handed off by a
+// local Unlock comes with its own start and validity.
+func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
+	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
+		return nil, l.opError("lock", s.key, err)
+	}
+	start := h.start
+	if start.IsZero() {
+		start = s.refusedAt
+	}
+	return newLease(l, s.key, s.a.Key, h.value, start, Grant{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
+}
+
+// gaveUp builds Lock's final error: it wraps ErrNotAcquired, why it gave up
+// (the context's error, or ErrClosed) when there is a reason, and the last
+// Redis failure when there was one.
+func (l *Locker) gaveUp(key string, why, lastFailure error) error {
+	switch {
+	case why != nil && lastFailure != nil:
+		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, why, lastFailure)
+	case why != nil:
+		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", l.props.Name, key, strategy.ErrNotAcquired, why)
+	case lastFailure != nil:
+		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, lastFailure)
+	default:
+		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted", l.props.Name, key, strategy.ErrNotAcquired)
+	}
+}
