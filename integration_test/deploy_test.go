@@ -30,6 +30,7 @@ func newLockers(t *testing.T, target strategytest.Target, pools []strategy.Pool,
 		if err != nil {
 			t.Fatalf("%s: New() = %v, want nil", target.Name, err)
 		}
+		locktest.CloseOnCleanup(t, l)
 		lockers[i] = l
 	}
 	return lockers

@@ -26,6 +26,7 @@ func newRetentionLocker(t *testing.T, pool strategy.Pool, cfg strategy.Config, r
 	if err != nil {
 		t.Fatalf("NewWithRetention() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	return l
 }
 

@@ -39,6 +39,7 @@ func TestBadPoolIsANodeFailure(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New() = %v, want nil", err)
 			}
+			locktest.CloseOnCleanup(t, l)
 			t.Cleanup(func() { waitIdle(t, l) })
 
 			held := mustLock(t, l, "held")

@@ -27,6 +27,7 @@ func TestFailedPassKeepsTheLease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	locktest.CloseOnCleanup(t, l)
 	t.Cleanup(func() { waitIdle(t, l) })
 	held := mustHoldAll(t, nodes, l, "k")
 
