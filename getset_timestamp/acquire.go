@@ -18,8 +18,8 @@ const setnxPasses = 2
 // Acquire makes one attempt, on one connection: SETNX of this client's
 // expiry time, else GET, else, when the stored time has passed by this
 // client's clock, GETSET. See the package documentation for every outcome.
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
-	var g engine.Grant
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
+	var g engine.Acquired
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		for range setnxPasses {
 			var again bool
@@ -36,42 +36,42 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 
 // acquireOnce makes one pass from SETNX. again reports that the key was
 // gone when GET looked, so the pass should start over at SETNX.
-func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Attempt) (g engine.Grant, again bool, err error) {
+func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Attempt) (g engine.Acquired, again bool, err error) {
 	now := t.clock()
 	exp, validity := expiryAt(now, a.TTL)
-	won := engine.Grant{Value: exp.String(), Validity: validity}
+	won := engine.Acquired{Value: exp.String(), Validity: validity}
 
 	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
 	if err != nil {
-		return engine.Grant{}, false, fmt.Errorf("SETNX %q: %w", a.Key, err)
+		return engine.Acquired{}, false, fmt.Errorf("SETNX %q: %w", a.Key, err)
 	}
 	if ok {
 		return won, false, nil
 	}
 
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGet); err != nil {
-		return engine.Grant{}, false, err
+		return engine.Acquired{}, false, err
 	}
 	cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		// Released between SETNX and GET (the article's int(None) crash):
 		// the key is free, so try SETNX again.
-		return engine.Grant{}, true, nil
+		return engine.Acquired{}, true, nil
 	case err != nil:
-		return engine.Grant{}, false, fmt.Errorf("GET %q: %w", a.Key, err)
+		return engine.Acquired{}, false, fmt.Errorf("GET %q: %w", a.Key, err)
 	}
 	stored, ok := parseStamp(cur)
 	if !ok {
-		return engine.Grant{}, false, notTimestamp(a.Key, cur) // never GETSET over it
+		return engine.Acquired{}, false, notTimestamp(a.Key, cur) // never GETSET over it
 	}
 	if !stored.passed(now) {
-		return engine.Grant{}, false, fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
+		return engine.Acquired{}, false, fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
 	}
 
 	// The stored time has passed: take over. Other waiters may be here too.
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGetSet); err != nil {
-		return engine.Grant{}, false, err
+		return engine.Acquired{}, false, err
 	}
 	old, err := redis.String(engine.DoContext(ctx, c, "GETSET", a.Key, exp.String()))
 	switch {
@@ -80,18 +80,18 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 		// GETSET wrote into an empty key, exactly as SETNX would have.
 		return won, false, nil
 	case err != nil:
-		return engine.Grant{}, false, fmt.Errorf("GETSET %q: %w", a.Key, err)
+		return engine.Acquired{}, false, fmt.Errorf("GETSET %q: %w", a.Key, err)
 	}
 	prev, ok := parseStamp(old)
 	if !ok {
 		// Replaced by a foreign value between GET and GETSET, which has
 		// already overwritten it: put it back if nobody wrote since.
-		return engine.Grant{}, false, restore(ctx, c, a.Key, exp.String(), old)
+		return engine.Acquired{}, false, restore(ctx, c, a.Key, exp.String(), old)
 	}
 	if !prev.passed(now) {
 		// Another waiter's GETSET came first. Ours has already replaced
 		// its expiry time with our own: the article's known flaw.
-		return engine.Grant{}, false, fmt.Errorf("%q: %w: another waiter took it over first (its time %d is now overwritten with %d)", a.Key, strategy.ErrNotAcquired, prev, exp)
+		return engine.Acquired{}, false, fmt.Errorf("%q: %w: another waiter took it over first (its time %d is now overwritten with %d)", a.Key, strategy.ErrNotAcquired, prev, exp)
 	}
 	return won, false, nil
 }

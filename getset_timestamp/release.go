@@ -47,10 +47,10 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // and reads back what it replaced: the lease's own time means success; any
 // other value means the lock had been lost, and the GETSET has written over
 // it regardless.
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	now := t.clock()
 	exp, validity := expiryAt(now, ttl)
-	var g engine.Grant
+	var g engine.Acquired
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		old, err := redis.String(engine.DoContext(ctx, c, "GETSET", h.Key, exp.String()))
 		switch {
@@ -59,7 +59,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		case err != nil:
 			return fmt.Errorf("GETSET %q: %w", h.Key, err)
 		case old == h.Value:
-			g = engine.Grant{Value: exp.String(), Validity: validity}
+			g = engine.Acquired{Value: exp.String(), Validity: validity}
 			return nil
 		}
 		if _, ok := parseStamp(old); !ok {

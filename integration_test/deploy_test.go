@@ -41,7 +41,7 @@ func newLockers(t *testing.T, target strategytest.Target, pools []strategy.Pool,
 type notices struct {
 	mu       sync.Mutex
 	channels map[string]int
-	kinds    map[string]int // "grant", "head" or "" (anyone)
+	kinds    map[string]int // "handoff", "head" or "" (anyone)
 }
 
 func listen(t *testing.T, node *redistest.Node) *notices {
@@ -183,8 +183,8 @@ func TestCluster(t *testing.T) {
 	}
 	channels, kinds := heard.counts()
 	t.Logf("notices heard: %v on %d channels", kinds, len(channels))
-	if kinds["grant"] == 0 || kinds["head"] == 0 {
-		t.Errorf("notices by kind = %v; want hand-offs (grant) and head notices: the lines were not used", kinds)
+	if kinds["handoff"] == 0 || kinds["head"] == 0 {
+		t.Errorf("notices by kind = %v; want hand-offs (handoff) and head notices: the lines were not used", kinds)
 	}
 	var zadds int
 	for _, m := range cluster.Masters() {

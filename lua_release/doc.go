@@ -50,7 +50,7 @@
 //     when the head of the line made an attempt within HandOffRecent, the
 //     script sets the key to that waiter's name with the waiter's TTL,
 //     INCRs the fencing counter, takes the waiter out of the line and
-//     publishes "grant:<fence>:<waiter>" to the waiter's Locker, whose Lock
+//     publishes "handoff:<fence>:<waiter>" to the waiter's Locker, whose Lock
 //     returns without another round trip (its validity counted from its
 //     last refused attempt, which came before the hand-off). Otherwise the
 //     script deletes the key and publishes "head:<waiter>", and that waiter
@@ -98,7 +98,7 @@
 // and keeps it, like a holder that dies, until its TTL runs out (a waiter
 // whose Lock gives up passes a lock handed to it on, in Abandon). The line
 // and notices use the keys <lock>:line and <lock>:seen and the channels
-// <lock>:notice:*, which nothing else may write to: a forged "grant:"
+// <lock>:notice:*, which nothing else may write to: a forged "handoff:"
 // notice would make a waiter believe it holds the lock. For the same
 // reason no name of yours may end in ":fence", ":line" or ":seen" while it
 // carries its own {tag}: "{x}:line" would be the line of the lock "x".

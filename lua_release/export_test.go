@@ -28,7 +28,7 @@ func AbandonForTest(ctx context.Context, pool strategy.Pool, key, waiter, locker
 // AcquireForTest runs the technique's Acquire for one attempt of a Lock
 // call (Waits) with owner token token, by the waiter named waiter of the
 // Locker named locker, on the Redis key key (prefix included).
-func AcquireForTest(ctx context.Context, pool strategy.Pool, key, token, waiter, locker string, ttl time.Duration) (engine.Grant, error) {
+func AcquireForTest(ctx context.Context, pool strategy.Pool, key, token, waiter, locker string, ttl time.Duration) (engine.Acquired, error) {
 	return newTechnique(pool, FenceRetention).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
 }
 

@@ -207,7 +207,7 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			line:      []member{{name: w2}},
 			wantLock:  "w2",
 			wantFence: 6,
-			wantSent:  []string{inboxK + ":L2 grant:6:w2"},
+			wantSent:  []string{inboxK + ":L2 handoff:6:w2"},
 		},
 		{
 			name:      "nobody else in line: the lock is deleted",
@@ -290,11 +290,11 @@ func TestAcquireFindsHandedLock(t *testing.T) {
 		name    string
 		lock    string // the lock's value
 		line    bool   // someone else waits in line
-		want    engine.Grant
+		want    engine.Acquired
 		wantErr error
 	}{
-		{name: "with a line", lock: "w1", line: true, want: engine.Grant{Value: "w1", Fence: 5}},
-		{name: "line emptied by the hand-off", lock: "w1", want: engine.Grant{Value: "w1", Fence: 5}},
+		{name: "with a line", lock: "w1", line: true, want: engine.Acquired{Value: "w1", Fence: 5}},
+		{name: "line emptied by the hand-off", lock: "w1", want: engine.Acquired{Value: "w1", Fence: 5}},
 		{name: "handed to another waiter", lock: "w2", line: true, wantErr: strategy.ErrNotAcquired},
 	}
 	for _, tt := range tests {

@@ -133,7 +133,7 @@ type technique struct {
 	retention int64 // ms
 }
 
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
 	waits := "0"
 	if a.Waits {
@@ -143,17 +143,17 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, member(a), t.retention))
 	switch {
 	case err != nil:
-		return engine.Grant{}, fmt.Errorf("acquire: %w", err)
+		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
 	case len(reply) == 2 && reply[0] == 1:
-		return engine.Grant{Fence: uint64(reply[1])}, nil
+		return engine.Acquired{Fence: uint64(reply[1])}, nil
 	case len(reply) == 2 && reply[0] == 0:
-		return engine.Grant{}, &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])}
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])}
 	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
-		return engine.Grant{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
+		return engine.Acquired{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
 	}
-	return engine.Grant{}, fmt.Errorf("acquire: unexpected reply %v", reply)
+	return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the
@@ -191,8 +191,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention))
 }
 
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, t.owned(engine.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, t.owned(engine.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
 }
 
 // owned turns a compare script's reply into nil (1: done) or ErrNotHeld (0).

@@ -9,7 +9,7 @@
 -- the client's clock: the same on every node, so every node orders the
 -- line alike), ARGV[6] protocol.Stale in ms, ARGV[7] the waiter's line
 -- member (protocol.Member), ARGV[8] the token of a lock to release first,
--- or "" (a hand-over: Unlock passing its lock to a waiter of the same
+-- or "" (a hand-off: Unlock passing its lock to a waiter of the same
 -- Locker), ARGV[9] the lock's notice channel (protocol.Channel), ARGV[10]
 -- protocol.FenceRetention in ms.
 -- Replies {1, counter, released} when the lock is now ours on this node:
@@ -63,7 +63,7 @@ end
 -- and the attempt's number, not this one) whose outcome the client never
 -- learnt (its reply was lost) and whose release has not come (a node the
 -- client skips as suspect gets none): this attempt takes its place. Its
--- release, if it comes, finds another token. A hand-over's token
+-- release, if it comes, finds another token. A hand-off's token
 -- (<name>.p<n>) is not an earlier attempt: Unlock makes it while the
 -- waiter may be attempting too.
 local function earlier(v)

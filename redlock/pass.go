@@ -9,28 +9,28 @@ import (
 )
 
 // handing is the round of an acquire that also released an earlier
-// holder's lock (a hand-over, see Pass), and its tally as the acquire left
+// holder's lock (a hand-off, see HandOff), and its tally as the acquire left
 // it; r is nil when no round was sent.
 type handing struct {
 	r  *round
 	tl tally
 }
 
-// Pass hands the lock h holds to next, a waiter of the same Locker, in one
+// HandOff hands the lock h holds to next, a waiter of the same Locker, in one
 // round: every node's acquire script first deletes h's lock (when it still
 // holds h.Value) and then makes next's attempt, so the waiter holds the
 // lock one round trip after Unlock began instead of two. A node that
 // deleted h's lock but did not give it to next announces the release as
 // Release does.
 //
-// It returns next's grant and attempt error as Acquire does, and the
+// It returns next's result and attempt error as Acquire does, and the
 // release's outcome: nil once a quorum deleted h's lock (or every node
 // answered and no quorum can still hold it), an error wrapping
 // strategy.ErrNotHeld when so many nodes did not hold it that it cannot
 // have been held by a quorum, else the nodes' failures. Reading the
 // release's outcome may wait for nodes that answer after next's attempt
 // was decided, each within NodeTimeout.
-func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Grant, error, error) {
+func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
 	if hd.r == nil { // no round was sent
 		return g, err, t.Release(ctx, h)
@@ -42,7 +42,7 @@ func (t *technique) Pass(ctx context.Context, h engine.Held, next engine.Attempt
 }
 
 // released reads the round's remaining answers until they settle the
-// release (see Pass).
+// release (see HandOff).
 func (hd *handing) released(ctx context.Context) error {
 	tl := &hd.tl
 	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {

@@ -39,16 +39,16 @@ type answer struct {
 	// left on the node (PTTL); 0 when unknown or the key has no expiry.
 	remaining time.Duration
 	// prev is, for an acquire that also released an earlier holder's lock
-	// (a hand-over, see Pass), whether the node deleted that lock.
+	// (a hand-off, see HandOff), whether the node deleted that lock.
 	prev prevState
 }
 
 // prevState is what a node's answer says of the earlier holder's lock in a
-// hand-over.
+// hand-off.
 type prevState int8
 
 const (
-	prevUnknown prevState = iota // no usable answer, or not a hand-over
+	prevUnknown prevState = iota // no usable answer, or not a hand-off
 	prevDeleted                  // the node held it and deleted it
 	prevAbsent                   // the node did not hold it
 )
@@ -70,7 +70,7 @@ type tally struct {
 	// busy is the shortest remaining TTL among the nodes that refused an
 	// acquire because the key is held; 0 when none reported one.
 	busy time.Duration
-	// handed and notHanded count, for a hand-over, the nodes that deleted
+	// handed and notHanded count, for a hand-off, the nodes that deleted
 	// the earlier holder's lock and those that did not hold it.
 	handed, notHanded int
 }

@@ -42,18 +42,18 @@ type technique struct {
 // after the decision; when the key is held by someone else the error is an
 // *engine.BusyError giving the shortest remaining TTL the refusing nodes
 // reported.
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	g, _, err := t.acquire(ctx, a, "")
 	return g, err
 }
 
 // acquire is Acquire, with every node releasing the lock held with token
-// prev first when prev is not empty (see Pass). It also returns the round
+// prev first when prev is not empty (see HandOff). It also returns the round
 // and its tally (a zero handing when no round was sent), whose answers tell
 // where prev was released.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Grant, handing, error) {
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, handing{}, fmt.Errorf("acquire: %w", err)
+		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
 	t.noteTTL(a.TTL)
@@ -111,7 +111,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		fence, cause = t.fence(ctx, a, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Grant{}, handing{r, tl}, cause
+			return engine.Acquired{}, handing{r, tl}, cause
 		}
 		validity = a.TTL - time.Since(start) - drift
 		if cause == nil && validity <= 0 {
@@ -128,14 +128,14 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if tl.busy > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
 		}
-		return engine.Grant{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
+		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
 	}
 	if a.Waits {
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
 	t.late.track(a.Key, a.Token, r, len(t.nodes))
 	r.decide(false)
-	return engine.Grant{Fence: fence, Validity: validity}, handing{r, tl}, nil
+	return engine.Acquired{Fence: fence, Validity: validity}, handing{r, tl}, nil
 }
 
 // acquireVote turns an acquire script's reply into a vote, applying the
@@ -244,9 +244,9 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // Extend runs the compare-and-PEXPIRE script on every node and needs a
 // quorum of nodes that still held our token, within the new validity.
 // Nodes excluded by the restart guard do not count.
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Grant{}, fmt.Errorf("extend: %w", err)
+		return engine.Acquired{}, fmt.Errorf("extend: %w", err)
 	}
 	start := time.Now()
 	t.noteTTL(ttl)
@@ -270,9 +270,9 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		if cause == nil {
 			cause = r.settle(ctx, &tl, false)
 		}
-		return engine.Grant{}, tl.failure("extend", strategy.ErrNotHeld, cause)
+		return engine.Acquired{}, tl.failure("extend", strategy.ErrNotHeld, cause)
 	}
-	return engine.Grant{Validity: validity}, nil
+	return engine.Acquired{Validity: validity}, nil
 }
 
 // releaseOn deletes the lock on one node if it still holds token, over c

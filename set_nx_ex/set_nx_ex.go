@@ -87,7 +87,7 @@ type technique struct {
 }
 
 // Acquire is the articles' SET NX EX; the engine prefixes its errors.
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	return engine.SetNXEX(ctx, t.pool, a)
 }
 
@@ -101,8 +101,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 
 // Extend sends GET, compares, then sends EXPIRE in whole seconds rounded up
 // (fault.SetNXExExtendAfterGet between them).
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
 		return redis.Int(engine.DoContext(ctx, c, "EXPIRE", h.Key, engine.CeilSeconds(ttl)))
 	})
 }

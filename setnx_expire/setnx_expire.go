@@ -85,7 +85,7 @@ type technique struct {
 
 // Acquire sends SETNX, then EXPIRE as a second command. When SETNX fails it
 // repairs a key that has no expiry and reports ErrNotAcquired.
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	secs := engine.CeilSeconds(a.TTL)
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		won, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, a.Token))
@@ -108,7 +108,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant
 		}
 		return nil
 	})
-	return engine.Grant{}, err
+	return engine.Acquired{}, err
 }
 
 // repair is the article's waiting branch: a held key whose TTL is -1 (no
@@ -136,6 +136,6 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 
 // Extend sets the lock's expiry to ttl, rounded up to whole seconds, under
 // WATCH if it still holds h's token.
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, engine.CeilSeconds(ttl))
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, engine.CeilSeconds(ttl))
 }

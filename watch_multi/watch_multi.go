@@ -82,7 +82,7 @@ type technique struct {
 }
 
 // Acquire is the articles' SET NX EX; the engine prefixes its errors.
-func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Grant, error) {
+func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	return engine.SetNXEX(ctx, t.pool, a)
 }
 
@@ -90,6 +90,6 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	return engine.Watched(ctx, t.pool, h, fault.WatchMultiReleaseAfterWatch, true, "DEL", h.Key)
 }
 
-func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, engine.CeilMillis(ttl))
+func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, engine.CeilMillis(ttl))
 }

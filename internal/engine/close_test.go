@@ -19,9 +19,9 @@ import (
 // second Close returns nil.
 func TestClose(t *testing.T) {
 	ctx := context.Background()
-	tech := &scripted{acquire: func(n int) (engine.Grant, error) {
+	tech := &scripted{acquire: func(n int) (engine.Acquired, error) {
 		if n == 1 {
-			return engine.Grant{}, nil // the lease below
+			return engine.Acquired{}, nil // the lease below
 		}
 		return held(n)
 	}}
@@ -99,12 +99,12 @@ func (f *flaky) fail() error {
 	return nil
 }
 
-func (f *flaky) Acquire(context.Context, engine.Attempt) (engine.Grant, error) {
-	return engine.Grant{}, f.fail()
+func (f *flaky) Acquire(context.Context, engine.Attempt) (engine.Acquired, error) {
+	return engine.Acquired{}, f.fail()
 }
 func (f *flaky) Release(context.Context, engine.Held) error { return f.fail() }
-func (f *flaky) Extend(context.Context, engine.Held, time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, f.fail()
+func (f *flaky) Extend(context.Context, engine.Held, time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, f.fail()
 }
 
 // TestErrorPrefixOnce: the engine names the technique and the call once,

@@ -23,9 +23,9 @@
 //     WithLine), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it: by a release in
-//     Redis (a "grant:" notice, see notice.go; WithInboxNotices sends each
+//     Redis (a "handoff:" notice, see notice.go; WithInboxNotices sends each
 //     notice to the one Locker it concerns), or by a local Unlock of a
-//     Passer technique, which releases and makes the waiter's attempt in
+//     HandOffer technique, which releases and makes the waiter's attempt in
 //     one step;
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;

@@ -18,7 +18,7 @@ import (
 // scripted is a Technique whose answers the test sets. The engine's loop and
 // bookkeeping are under test here, not Redis, so no server is involved.
 type scripted struct {
-	acquire  func(n int) (engine.Grant, error)
+	acquire  func(n int) (engine.Acquired, error)
 	attempts atomic.Int32
 	released atomic.Int32
 	extended atomic.Int32
@@ -26,7 +26,7 @@ type scripted struct {
 	lastKey  atomic.Value
 }
 
-func (s *scripted) Acquire(_ context.Context, a engine.Attempt) (engine.Grant, error) {
+func (s *scripted) Acquire(_ context.Context, a engine.Attempt) (engine.Acquired, error) {
 	s.lastKey.Store(a.Key)
 	return s.acquire(int(s.attempts.Add(1)))
 }
@@ -36,16 +36,16 @@ func (s *scripted) Release(context.Context, engine.Held) error {
 	return nil
 }
 
-func (s *scripted) Extend(_ context.Context, _ engine.Held, ttl time.Duration) (engine.Grant, error) {
+func (s *scripted) Extend(_ context.Context, _ engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	s.extended.Add(1)
 	s.lastTTL.Store(int64(ttl))
-	return engine.Grant{Value: fmt.Sprintf("v%d", s.extended.Load())}, nil
+	return engine.Acquired{Value: fmt.Sprintf("v%d", s.extended.Load())}, nil
 }
 
 var errDown = errors.New("connection refused")
 
-func held(int) (engine.Grant, error) {
-	return engine.Grant{}, fmt.Errorf("taken: %w", strategy.ErrNotAcquired)
+func held(int) (engine.Acquired, error) {
+	return engine.Acquired{}, fmt.Errorf("taken: %w", strategy.ErrNotAcquired)
 }
 
 func newLocker(t *testing.T, tech engine.Technique, cfg strategy.Config) *engine.Locker {
@@ -60,7 +60,7 @@ func newLocker(t *testing.T, tech engine.Technique, cfg strategy.Config) *engine
 func TestLockGivesUp(t *testing.T) {
 	tests := []struct {
 		name    string
-		acquire func(int) (engine.Grant, error)
+		acquire func(int) (engine.Acquired, error)
 		retry   strategy.Retry
 		timeout time.Duration
 		want    []error
@@ -68,12 +68,12 @@ func TestLockGivesUp(t *testing.T) {
 	}{
 		{"held until deadline", held, strategy.Fixed(time.Millisecond), 30 * time.Millisecond,
 			[]error{strategy.ErrNotAcquired, context.DeadlineExceeded}, []error{errDown}},
-		{"redis down until deadline", func(int) (engine.Grant, error) { return engine.Grant{}, errDown },
+		{"redis down until deadline", func(int) (engine.Acquired, error) { return engine.Acquired{}, errDown },
 			strategy.Fixed(time.Millisecond), 30 * time.Millisecond,
 			[]error{strategy.ErrNotAcquired, context.DeadlineExceeded, errDown}, nil},
 		{"no retry", held, strategy.NoRetry(), time.Second,
 			[]error{strategy.ErrNotAcquired}, []error{context.DeadlineExceeded}},
-		{"crash is not retried", func(int) (engine.Grant, error) { return engine.Grant{}, fault.ErrCrashed },
+		{"crash is not retried", func(int) (engine.Acquired, error) { return engine.Acquired{}, fault.ErrCrashed },
 			strategy.Fixed(time.Millisecond), time.Second,
 			[]error{fault.ErrCrashed}, []error{strategy.ErrNotAcquired}},
 	}
@@ -98,14 +98,14 @@ func TestLockGivesUp(t *testing.T) {
 }
 
 func TestLockRetriesThroughFailures(t *testing.T) {
-	tech := &scripted{acquire: func(n int) (engine.Grant, error) {
+	tech := &scripted{acquire: func(n int) (engine.Acquired, error) {
 		switch {
 		case n < 3:
-			return engine.Grant{}, errDown
+			return engine.Acquired{}, errDown
 		case n < 5:
 			return held(n)
 		}
-		return engine.Grant{}, nil
+		return engine.Acquired{}, nil
 	}}
 	l := newLocker(t, tech, strategy.Config{Retry: strategy.Fixed(time.Millisecond), Prefix: "p:"})
 	lease, err := l.Lock(context.Background(), "k")
@@ -122,7 +122,7 @@ func TestLockRetriesThroughFailures(t *testing.T) {
 
 func TestLeaseBookkeeping(t *testing.T) {
 	ctx := context.Background()
-	tech := &scripted{acquire: func(int) (engine.Grant, error) { return engine.Grant{Fence: 7}, nil }}
+	tech := &scripted{acquire: func(int) (engine.Acquired, error) { return engine.Acquired{Fence: 7}, nil }}
 	l := newLocker(t, tech, strategy.Config{TTL: time.Second, Token: func() string { return "tok" }})
 	start := time.Now()
 	lease, err := l.TryLock(ctx, "k")
@@ -175,7 +175,7 @@ func TestInvalidInput(t *testing.T) {
 	if err := engine.CheckPool(nil, "pool"); !errors.Is(err, strategy.ErrInvalidConfig) {
 		t.Errorf("CheckPool(nil) = %v, want %v", err, strategy.ErrInvalidConfig)
 	}
-	tech := &scripted{acquire: func(int) (engine.Grant, error) { return engine.Grant{}, nil }}
+	tech := &scripted{acquire: func(int) (engine.Acquired, error) { return engine.Acquired{}, nil }}
 	l := newLocker(t, tech, strategy.Config{Token: func() string { return "" }})
 	if _, err := l.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrInvalidConfig) {
 		t.Errorf("TryLock() with an empty token = %v, want %v", err, strategy.ErrInvalidConfig)

@@ -14,12 +14,12 @@ import (
 // techniques send Redis commands (engine.Do, engine.Eval, engine.Watched).
 type memory struct{ held map[string]string }
 
-func (m *memory) Acquire(_ context.Context, a engine.Attempt) (engine.Grant, error) {
+func (m *memory) Acquire(_ context.Context, a engine.Attempt) (engine.Acquired, error) {
 	if _, ok := m.held[a.Key]; ok {
-		return engine.Grant{}, strategy.ErrNotAcquired
+		return engine.Acquired{}, strategy.ErrNotAcquired
 	}
 	m.held[a.Key] = a.Token
-	return engine.Grant{Fence: uint64(len(m.held))}, nil
+	return engine.Acquired{Fence: uint64(len(m.held))}, nil
 }
 
 func (m *memory) Release(_ context.Context, h engine.Held) error {
@@ -30,8 +30,8 @@ func (m *memory) Release(_ context.Context, h engine.Held) error {
 	return nil
 }
 
-func (m *memory) Extend(context.Context, engine.Held, time.Duration) (engine.Grant, error) {
-	return engine.Grant{}, strategy.ErrUnsupported
+func (m *memory) Extend(context.Context, engine.Held, time.Duration) (engine.Acquired, error) {
+	return engine.Acquired{}, strategy.ErrUnsupported
 }
 
 func ExampleNew() {

@@ -14,7 +14,7 @@ import (
 // Lease is a held lock. Extend and Unlock may be called concurrently; they
 // run one at a time. Only an Unlock that succeeds or finds the lock no
 // longer ours (strategy.ErrNotHeld), or one that handed the lock to a
-// waiter (Passer), spends the lease; further calls then return ErrNotHeld
+// waiter (HandOffer), spends the lease; further calls then return ErrNotHeld
 // without touching Redis. After any other failure (ctx ended, Redis
 // unreachable, a reply lost) the lease is not spent and Unlock or Extend
 // may be called again.
@@ -37,7 +37,7 @@ type Lease struct {
 
 var _ strategy.Lease = (*Lease)(nil)
 
-func newLease(l *Locker, key, rkey, token string, start time.Time, g Grant) *Lease {
+func newLease(l *Locker, key, rkey, token string, start time.Time, g Acquired) *Lease {
 	validity := g.Validity
 	if validity == 0 {
 		validity = l.cfg.TTL
@@ -139,9 +139,9 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
 		return err
 	}
-	if p, ok := s.l.tech.(Passer); ok {
+	if p, ok := s.l.tech.(HandOffer); ok {
 		if w, next := s.l.lines.nextAttempt(s.rkey); w != nil {
-			return s.pass(ctx, p, h, w, next)
+			return s.handOffTo(ctx, p, h, w, next)
 		}
 	}
 	err := s.l.tech.Release(ctx, h)
@@ -165,17 +165,17 @@ func (s *Lease) spendUnless(err error) {
 	s.mu.Unlock()
 }
 
-// pass releases the lock and makes the attempt next for w, a waiter of
-// this Locker for the same key, in one step (see Passer). A lock taken for
+// handOffTo releases the lock and makes the attempt next for w, a waiter of
+// this Locker for the same key, in one step (see HandOffer). A lock taken for
 // w is handed off to it; if w gave up meanwhile, the lock is released again.
 // When the attempt fails, w is told to try on its own.
 //
 // The lease is spent when the lock was passed on (the attempt succeeded:
 // the lock is w's now, whatever the release reported), and otherwise as
 // Unlock spends it, by the release's outcome.
-func (s *Lease) pass(ctx context.Context, p Passer, h Held, w *waiter, next Attempt) error {
+func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, next Attempt) error {
 	start := time.Now()
-	g, acquired, released := p.Pass(ctx, h, next)
+	g, acquired, released := p.HandOff(ctx, h, next)
 	if acquired == nil {
 		s.spendUnless(nil)
 	} else {

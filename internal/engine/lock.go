@@ -23,8 +23,8 @@ import (
 // publishes one), when the Retry policy's wait ends, or, where the technique
 // reports the holder's remaining TTL, when that runs out, whichever comes
 // first. It returns without another attempt when the lock is handed off to
-// it: by a release in Redis (a "grant:" notice), or by a local Unlock that
-// took the lock for it (Passer).
+// it: by a release in Redis (a "handoff:" notice), or by a local Unlock that
+// took the lock for it (HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 }
 
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
-// handed off by a release in Redis (a "grant:" notice) holds the waiter's
+// handed off by a release in Redis (a "handoff:" notice) holds the waiter's
 // name; that came after the last refused attempt (which found the lock not
 // ours), so the validity is counted from then. A lock handed off by a
 // local Unlock comes with its own start and validity.
@@ -211,7 +211,7 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 	if start.IsZero() {
 		start = s.refusedAt
 	}
-	return newLease(l, s.key, s.a.Key, h.value, start, Grant{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
+	return newLease(l, s.key, s.a.Key, h.value, start, Acquired{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
 }
 
 // gaveUp builds Lock's final error: it wraps ErrNotAcquired, why it gave up

@@ -90,7 +90,7 @@ func TestLinesGrant(t *testing.T) {
 	}
 }
 
-// TestLinesOnNoticeRoutesGrant: a "grant:" notice body reaches the waiter it
+// TestLinesOnNoticeRoutesGrant: a "handoff:" notice body reaches the waiter it
 // names through onNotice; a malformed one pokes the head instead.
 func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 	noLeaks(t)
@@ -100,8 +100,8 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 		wantGrantB   []uint64
 		wantPokeHead bool
 	}{
-		{name: "grant", body: "grant:9:b", wantGrantB: []uint64{9}},
-		{name: "malformed grant pokes the head", body: "grant:x:b", wantPokeHead: true},
+		{name: "handoff", body: "handoff:9:b", wantGrantB: []uint64{9}},
+		{name: "malformed grant pokes the head", body: "handoff:x:b", wantPokeHead: true},
 		{name: "head notice for another waiter", body: "head:b"},
 	}
 	for _, tt := range tests {

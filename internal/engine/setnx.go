@@ -13,15 +13,15 @@ import (
 // int(math.ceil(lock_timeout)) does. It returns an error wrapping
 // strategy.ErrNotAcquired when the key is held, and the Redis failure
 // otherwise.
-func SetNXEX(ctx context.Context, pool strategy.Pool, a Attempt) (Grant, error) {
+func SetNXEX(ctx context.Context, pool strategy.Pool, a Attempt) (Acquired, error) {
 	reply, err := Do(ctx, pool, "SET", a.Key, a.Token, "NX", "EX", CeilSeconds(a.TTL))
 	if err != nil {
-		return Grant{}, fmt.Errorf("SET NX EX %q: %w", a.Key, err)
+		return Acquired{}, fmt.Errorf("SET NX EX %q: %w", a.Key, err)
 	}
 	if reply == nil {
-		return Grant{}, fmt.Errorf("%q: %w", a.Key, strategy.ErrNotAcquired)
+		return Acquired{}, fmt.Errorf("%q: %w", a.Key, strategy.ErrNotAcquired)
 	}
-	return Grant{}, nil
+	return Acquired{}, nil
 }
 
 // CeilSeconds returns d in whole seconds, rounded up, and at least 1: the

@@ -19,8 +19,8 @@ type Attempt struct {
 	// queues it under this name, and release notices name it. It is
 	// unique per call whatever Config.Token returns (Config.Token's value
 	// + "." + random characters, or a UUIDv4), and every Token of the call
-	// is Waiter + "." + a number (".p" + a number for a hand-over, see
-	// Passer); a TryLock's Token is its Waiter.
+	// is Waiter + "." + a number (".p" + a number for a hand-off, see
+	// HandOffer); a TryLock's Token is its Waiter.
 	Waiter string
 	// Waits is true for Lock's attempts and false for TryLock's: only
 	// callers that will wait join a line.
@@ -34,8 +34,8 @@ type Attempt struct {
 	Locker string
 }
 
-// Grant is what a successful acquire or extend reports.
-type Grant struct {
+// Acquired is what a successful acquire or extend reports.
+type Acquired struct {
 	// Value is what the holder wrote to Redis; empty means Attempt.Token.
 	Value string
 	// Fence is the fencing token, 0 where the technique issues none.
@@ -61,15 +61,15 @@ type Abandoner interface {
 	Abandon(ctx context.Context, a Attempt)
 }
 
-// Passer is implemented by techniques that can release a lock and make an
+// HandOffer is implemented by techniques that can release a lock and make an
 // acquire attempt for another waiter in the same step on each node: Unlock
 // uses it when a goroutine of the same Locker waits for the key, which
 // hands the lock off to that waiter one round trip sooner.
-type Passer interface {
-	// Pass releases the lock h holds and makes the attempt next. It
-	// returns next's grant and attempt error as Acquire does, and the
+type HandOffer interface {
+	// HandOff releases the lock h holds and makes the attempt next. It
+	// returns next's result and attempt error as Acquire does, and the
 	// release's outcome as Release does.
-	Pass(ctx context.Context, h Held, next Attempt) (g Grant, acquired, released error)
+	HandOff(ctx context.Context, h Held, next Attempt) (g Acquired, acquired, released error)
 }
 
 // ReleaseChannel is the pub/sub channel on which a release of the Redis key
@@ -103,12 +103,12 @@ type Technique interface {
 	// Acquire makes one attempt. It returns an error wrapping
 	// strategy.ErrNotAcquired when the key is held, fault.ErrCrashed when a
 	// fault hook stopped it, and any other error for a Redis failure.
-	Acquire(ctx context.Context, a Attempt) (Grant, error)
+	Acquire(ctx context.Context, a Attempt) (Acquired, error)
 	// Release deletes the lock. It returns an error wrapping
 	// strategy.ErrNotHeld when the lock is not (or no longer seen as) h's.
 	Release(ctx context.Context, h Held) error
 	// Extend sets the lock's remaining lifetime to ttl. It returns the new
-	// Grant (Value empty means unchanged), or an error wrapping
+	// Acquired (Value empty means unchanged), or an error wrapping
 	// strategy.ErrNotHeld or strategy.ErrUnsupported.
-	Extend(ctx context.Context, h Held, ttl time.Duration) (Grant, error)
+	Extend(ctx context.Context, h Held, ttl time.Duration) (Acquired, error)
 }

@@ -57,7 +57,7 @@ type waiter struct {
 	// earlier count was raised before its latest attempt began, so that
 	// attempt already saw what it announced.
 	tries atomic.Uint64
-	// next is the waiter's attempt for a Passer's Unlock to make, with
+	// next is the waiter's attempt for a HandOffer's Unlock to make, with
 	// Token empty; passes counts those attempts (guarded by the shard's
 	// lock).
 	next   Attempt
@@ -75,10 +75,10 @@ type event struct {
 // began.
 func (e event) stale(w *waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
 
-// handoff is a lock handed off to a waiter: by a release in Redis (a "grant:"
+// handoff is a lock handed off to a waiter: by a release in Redis (a "handoff:"
 // notice: the lock holds the waiter's name, and start is zero), or by an
 // Unlock of the same Locker that released the lock and took it for the
-// waiter in one step (Passer).
+// waiter in one step (HandOffer).
 type handoff struct {
 	value string    // the owner token the key holds
 	fence uint64    // its fencing token

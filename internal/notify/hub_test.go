@@ -76,6 +76,10 @@ func TestHubDeliversAndStops(t *testing.T) {
 	confirmed(t, hub.Subscribe("a"))
 	confirmed(t, hub.Subscribe("b"))
 	hub.Subscribe("a") // a second reference
+	// A subscription is confirmed by the first node that answers: wait
+	// for the node each notice is published on.
+	waitNumSub(t, nodes[0], "a", 1)
+	waitNumSub(t, nodes[1], "b", 1)
 	publish(t, nodes[0], "a", "1")
 	publish(t, nodes[1], "b", "2")
 	got.wait(t, "a=1")

@@ -39,7 +39,7 @@
 //
 // A release publishes one notice body (Notice) on the inbox of the Locker
 // whose waiter it concerns: "head:<waiter>" (the head may try now) or
-// "grant:<fence>:<waiter>" (the lock was handed to waiter, with that
+// "handoff:<fence>:<waiter>" (the lock was handed to waiter, with that
 // fencing token), and "" on Channel for anyone.
 //
 // # Fencing tokens

@@ -10,15 +10,15 @@ import (
 //
 //	""                               anyone waiting may try now
 //	"head:" + waiter                 the waiter at the head of the line may try now
-//	"grant:" + fence + ":" + waiter  the release handed the lock to waiter: the key
+//	"handoff:" + fence + ":" + waiter  the release handed the lock to waiter: the key
 //	                                 now holds waiter (its Lock call's name) as the
 //	                                 owner token, with fencing token fence
 //
 // Every body but "" starts with its kind, so a waiter name can never be
 // mistaken for another kind of notice.
 const (
-	noticeHead  = "head:"
-	noticeGrant = "grant:"
+	noticeHead    = "head:"
+	noticeHandOff = "handoff:"
 )
 
 // Notice is a parsed release notice.
@@ -32,7 +32,7 @@ type Notice struct {
 func (n Notice) String() string {
 	switch {
 	case n.HandOff:
-		return noticeGrant + strconv.FormatUint(n.Fence, 10) + ":" + n.Waiter
+		return noticeHandOff + strconv.FormatUint(n.Fence, 10) + ":" + n.Waiter
 	case n.Waiter != "":
 		return noticeHead + n.Waiter
 	}
@@ -46,8 +46,8 @@ func ParseNotice(body string) Notice {
 	switch {
 	case strings.HasPrefix(body, noticeHead):
 		return Notice{Waiter: body[len(noticeHead):]}
-	case strings.HasPrefix(body, noticeGrant):
-		f, waiter, ok := strings.Cut(body[len(noticeGrant):], ":")
+	case strings.HasPrefix(body, noticeHandOff):
+		f, waiter, ok := strings.Cut(body[len(noticeHandOff):], ":")
 		if !ok || waiter == "" {
 			return Notice{}
 		}

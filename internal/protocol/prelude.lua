@@ -66,7 +66,7 @@ local function waitLine()
 	end
 
 	function ops.handOffNotice(fence, waiter)
-		return "grant:" .. string.format("%.0f", fence) .. ":" .. waiter
+		return "handoff:" .. string.format("%.0f", fence) .. ":" .. waiter
 	end
 
 	-- tellHead publishes headNotice to the inbox of the head of the line,
