@@ -48,7 +48,7 @@ if waits and redis.call("GET", lock) == me then
 end
 
 local L = waitLine()
-local nowU = nowUs()
+local nowU = L.nowUs()
 local now = math.floor(nowU / 1000)
 L.dropStale(line, seen, now, stale)
 

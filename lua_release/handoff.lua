@@ -33,7 +33,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 	local last = tonumber(redis.call("ZSCORE", seen, head))
 	if last and last >= now - recent then
 		redis.call("SET", lock, waiter, "PX", ttl)
-		local f = writeFence(fence, L.nextFence(stored), ttl, retention)
+		local f = L.writeFence(fence, L.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)
 		redis.call("PUBLISH", L.inbox(channel, locker), L.handOffNotice(f, waiter))
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -119,7 +120,7 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 		abandon:   protocol.Script(4, handoffSource+abandonSource),
 		release:   protocol.Script(4, handoffSource+releaseSource),
 		extend:    scripts.ComparePExpire(),
-		retention: retention.Milliseconds(),
+		retention: strconv.FormatInt(retention.Milliseconds(), 10),
 	}
 }
 
@@ -130,7 +131,7 @@ type technique struct {
 	abandon   *redis.Script
 	release   *redis.Script
 	extend    *redis.Script
-	retention int64 // ms
+	retention string // ms, formatted once: an int64 argument would allocate on every call
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {

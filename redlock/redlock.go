@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -59,7 +60,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		abandon:       redis.NewScript(2, abandonSource),
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},
-		retention:     protocol.FenceRetention.Milliseconds(),
+		retention:     strconv.FormatInt(protocol.FenceRetention.Milliseconds(), 10),
 	}
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
@@ -68,7 +69,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the
 	// inbox of the head of that node's line).
-	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithoutTakeBack())
+	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
 	if err != nil {
 		return nil, err
 	}

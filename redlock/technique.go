@@ -29,7 +29,7 @@ type technique struct {
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
-	retention     int64        // protocol.FenceRetention in ms; tests shorten it
+	retention     string       // protocol.FenceRetention in ms, formatted once; tests shorten it
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's

@@ -105,7 +105,9 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 // reads every pending reply) bounded by ctx, whatever c implements:
 //
 //   - a ctx that can never end (context.Background, WithoutCancel): c.Do,
-//     without the goroutine redigo starts per call to watch a context;
+//     without the goroutine redigo starts per call to watch a context; one
+//     that can only reach a deadline (boundAttempt): as with
+//     redis.ConnWithTimeout below, also without a goroutine;
 //   - a ctx that has ended: its error, and nothing is sent;
 //   - c implements redis.ConnWithContext (redigo's own connections):
 //     redis.DoContext, which ctx's cancellation and deadline both bound;
@@ -117,6 +119,9 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 //     command but cannot interrupt it.
 func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
 	if ctx.Done() == nil {
+		if _, bounded := ctx.Deadline(); bounded { // an attempt's bound (boundAttempt)
+			return doDeadline(ctx, c, cmd, args...)
+		}
 		return c.Do(cmd, args...)
 	}
 	if err := ctx.Err(); err != nil {
@@ -176,11 +181,14 @@ func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAnd
 
 // EvalOn is Eval on the connection c.
 func EvalOn(ctx context.Context, c redis.Conn, script *redis.Script, keysAndArgs ...any) (any, error) {
-	if ctx.Done() == nil { // as in DoContext
+	_, bounded := ctx.Deadline()
+	switch {
+	case ctx.Done() == nil && !bounded: // as in DoContext
 		return script.Do(c, keysAndArgs...)
-	}
-	if _, ok := c.(redis.ConnWithContext); ok {
-		return script.DoContext(ctx, c, keysAndArgs...)
+	case ctx.Done() != nil:
+		if _, ok := c.(redis.ConnWithContext); ok {
+			return script.DoContext(ctx, c, keysAndArgs...)
+		}
 	}
 	// Script.Do knows only Do: send EVALSHA, and EVAL on NOSCRIPT, through
 	// DoContext's pipeline flush instead.

@@ -33,8 +33,8 @@ type Locker struct {
 	// lockKey builds a lock's Redis key (WithTaggedKeys); nil means
 	// Config.Prefix + key.
 	lockKey func(prefix, key string) string
-	// noTakeBack: WithoutTakeBack.
-	noTakeBack bool
+	// noTakeBack: WithoutTakeBack; noAttemptBound: WithoutAttemptBound.
+	noTakeBack, noAttemptBound bool
 	// bg counts the take-backs in flight (takeBack); Close waits for them.
 	bg sync.WaitGroup
 
@@ -232,9 +232,9 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: acquire %q: %w", l.props.Name, key, err)
 	}
-	if a.Waits {
+	if a.Waits && !l.noAttemptBound {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, AttemptTimeout(a.TTL))
+		ctx, cancel = boundAttempt(ctx, a.TTL)
 		defer cancel()
 	}
 	g, err := l.tech.Acquire(ctx, a)

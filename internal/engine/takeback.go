@@ -9,6 +9,13 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
+// WithoutAttemptBound is for a technique that bounds its own calls within
+// an attempt (redlock: NodeTimeout per node), so Lock's attempts are not
+// bounded by AttemptTimeout.
+func WithoutAttemptBound() Option {
+	return func(l *Locker) { l.noAttemptBound = true }
+}
+
 // WithoutTakeBack is for a technique whose acquire needs no take-back by
 // the engine: its release checks no owner, so it could delete another
 // holder's lock (getset_timestamp), or it takes back its own failed
@@ -30,6 +37,37 @@ const (
 // caller's ctx bounds it too.
 func AttemptTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
+}
+
+// boundAttempt returns ctx bounded by AttemptTimeout(ttl), and the
+// function that releases its resources. A ctx that can never end
+// (context.Background) gets a deadline without a timer (deadlineCtx),
+// honoured through the connections' read deadlines (DoContext, EvalOn), so
+// that an uncontended Lock pays no timer and no goroutine per call.
+func boundAttempt(ctx context.Context, ttl time.Duration) (context.Context, context.CancelFunc) {
+	d := AttemptTimeout(ttl)
+	if ctx.Done() == nil {
+		return deadlineCtx{ctx, time.Now().Add(d)}, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// deadlineCtx is a context that can never be cancelled, with a deadline:
+// Done stays nil, and Err reports context.DeadlineExceeded once the
+// deadline passed. Only the engine's own calls (DoContext, EvalOn, Conn)
+// see it, and they bound each command by the deadline.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c deadlineCtx) Err() error {
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
 }
 
 // takeBackTimeout bounds the release that takes back an attempt whose

@@ -99,38 +99,41 @@ func BenchContended(b *testing.B, newLocker func() strategy.Locker) {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// ReportRedisCPU resets the command statistics of nodes and returns a
-// function that reports what Redis spent on the benchmark's b.N
-// operations, "redis-µs/op": the sum of usec over INFO commandstats. Call
-// it as defer locktest.ReportRedisCPU(b, nodes...)().
+// ReportRedisCPU notes the CPU time the Redis servers behind nodes have
+// used so far and returns a function that reports what they used for the
+// benchmark's b.N operations, "redis-cpu-µs/op" (used_cpu_user +
+// used_cpu_sys of INFO cpu: the server's own CPU, commands, scripts and
+// network I/O alike). Call it as defer locktest.ReportRedisCPU(b, nodes...)().
 func ReportRedisCPU(b *testing.B, nodes ...*redistest.Node) func() {
 	b.Helper()
-	for _, n := range nodes {
-		if _, err := n.Do("CONFIG", "RESETSTAT"); err != nil {
-			b.Fatalf("CONFIG RESETSTAT on %s = %v", n.Addr(), err)
-		}
-	}
+	before := redisCPU(b, nodes)
 	return func() {
 		b.Helper()
-		var usec int64
-		for _, n := range nodes {
-			info, err := redis.String(n.Do("INFO", "commandstats"))
-			if err != nil {
-				b.Fatalf("INFO commandstats on %s = %v", n.Addr(), err)
-			}
-			for _, line := range strings.Split(info, "\r\n") {
-				_, stats, ok := strings.Cut(line, ":")
-				if !ok || !strings.HasPrefix(line, "cmdstat_") || strings.HasPrefix(line, "cmdstat_config") || strings.HasPrefix(line, "cmdstat_info") {
-					continue
-				}
-				for _, f := range strings.Split(stats, ",") {
-					if v, ok := strings.CutPrefix(f, "usec="); ok {
-						n, _ := strconv.ParseInt(v, 10, 64)
-						usec += n
+		used := redisCPU(b, nodes) - before
+		b.ReportMetric(used.Seconds()*1e6/float64(b.N), "redis-cpu-µs/op")
+	}
+}
+
+// redisCPU is the CPU time the servers behind nodes have used.
+func redisCPU(b *testing.B, nodes []*redistest.Node) time.Duration {
+	b.Helper()
+	var total float64
+	for _, n := range nodes {
+		info, err := redis.String(n.Do("INFO", "cpu"))
+		if err != nil {
+			b.Fatalf("INFO cpu on %s = %v", n.Addr(), err)
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			for _, field := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+				if v, ok := strings.CutPrefix(line, field); ok {
+					s, err := strconv.ParseFloat(v, 64)
+					if err != nil {
+						b.Fatalf("INFO cpu on %s: %s%s: %v", n.Addr(), field, v, err)
 					}
+					total += s
 				}
 			}
 		}
-		b.ReportMetric(float64(usec)/float64(b.N), "redis-µs/op")
 	}
+	return time.Duration(total * float64(time.Second))
 }

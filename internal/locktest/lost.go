@@ -67,10 +67,12 @@ func testLostAcquireReply(t *testing.T, f Factory, node *redistest.Node) {
 	}
 }
 
-// testReplyBlip: a Lock(2s) whose first replies are lost, on a network
+// testReplyBlip: a Lock(5s) whose first replies are lost, on a network
 // that heals 150 ms later, gets the lock: each attempt is bounded on its
-// own, the timed-out connection is dropped, and the lost attempt is taken
-// back.
+// own (engine.AttemptTimeout, 250 ms at this TTL, or the technique's own
+// bound: redlock's NodeTimeout), the timed-out connection is dropped, and
+// the lost attempt is taken back. Without either, the attempt waits for
+// ctx, or the lock stays held by the lost attempt for its 10 s TTL.
 func testReplyBlip(t *testing.T, f Factory, node *redistest.Node) {
 	proxy := redistest.NewProxy(t, node.Addr())
 	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
@@ -86,12 +88,12 @@ func testReplyBlip(t *testing.T, f Factory, node *redistest.Node) {
 		proxy.Heal()
 	}()
 	defer func() { <-healed }()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
 	lease, err := l.Lock(ctx, "k")
 	if err != nil {
-		t.Fatalf("Lock(2 s) across a 150 ms loss of replies = %v, want nil", err)
+		t.Fatalf("Lock(5 s) across a 150 ms loss of replies = %v, want nil", err)
 	}
 	t.Logf("locked %v after the replies began to be lost (healed after 150 ms)", time.Since(start).Round(time.Millisecond))
 	if err := lease.Unlock(context.Background()); err != nil {

@@ -42,9 +42,13 @@ type Keys struct {
 	Seen  string // the waiters' last attempts: member -> ms
 }
 
-// KeysOf returns the keys of the lock whose key is lock (see LockKey).
+// KeysOf returns the keys of the lock whose key is lock (see LockKey). The
+// three derived keys share one allocation: this runs on every attempt.
 func KeysOf(lock string) Keys {
-	return Keys{Lock: lock, Fence: lock + fenceSuffix, Line: lock + lineSuffix, Seen: lock + seenSuffix}
+	all := lock + fenceSuffix + lock + lineSuffix + lock + seenSuffix
+	n := len(lock)
+	f, l := n+len(fenceSuffix), n+len(lineSuffix)
+	return Keys{Lock: lock, Fence: all[:f], Line: all[f : f+l], Seen: all[f+l:]}
 }
 
 // All returns the keys as a script's KEYS: lock, fence, line, seen.

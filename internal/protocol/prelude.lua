@@ -2,23 +2,29 @@
 -- with (package protocol; Script puts it in front). See doc.go for the layout
 -- and encodings.
 
--- nowUs is the server's time in µs.
-local function nowUs()
-	local t = redis.call("TIME")
-	return tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-
-
--- waitLine returns the functions of the line of waiters, its notices and
--- the reading of a fencing counter, as a table: a script builds it only
+-- waitLine returns the functions of the line of waiters, its notices, the
+-- clock and the reading and writing of a fencing counter, as a table: a script builds it only
 -- off its fast path (L = waitLine()), since every function a script
 -- defines costs Redis time on every call.
 local function waitLine()
 	local ops = {}
 
+	-- nowUs is the server's time in µs.
+	function ops.nowUs()
+		local t = redis.call("TIME")
+		return tonumber(t[1]) * 1000000 + tonumber(t[2])
+	end
+
 	-- nowMs is the server's time in ms.
 	function ops.nowMs()
-		return math.floor(nowUs() / 1000)
+		return math.floor(ops.nowUs() / 1000)
+	end
+
+	-- writeFence stores the fencing token f, to expire retention ms after
+	-- the lock's ttl ms, and returns f.
+	function ops.writeFence(fence, f, ttl, retention)
+		redis.call("SET", fence, string.format("%.0f", f), "PX", tonumber(ttl) + tonumber(retention))
+		return f
 	end
 
 	-- dropStale takes the waiters unseen for `stale` ms (they gave up or
@@ -85,7 +91,6 @@ local function waitLine()
 		redis.call("PUBLISH", ops.inbox(channel, locker), ops.headNotice(waiter))
 	end
 
-
 	-- readFence returns the lock's fencing counter, or nil when there is none.
 	-- A counter that is not a decimal integer in [0, 2^53), or a key of
 	-- another type, fails the script before it writes anything, naming the key.
@@ -112,17 +117,10 @@ local function waitLine()
 		if stored then
 			return stored + 1
 		end
-		return nowUs()
+		return ops.nowUs()
 	end
 
 	return ops
-end
-
--- writeFence stores the fencing token f, to expire retention ms after the
--- lock's ttl ms, and returns f.
-local function writeFence(fence, f, ttl, retention)
-	redis.call("SET", fence, string.format("%.0f", f), "PX", tonumber(ttl) + tonumber(retention))
-	return f
 end
 
 -- takeFence gives the holder that has just SET lock its fencing token, on
@@ -146,7 +144,8 @@ local function takeFence(lock, fence, ttl, retention)
 			", not an integer in [0, 2^53)"
 	end
 	if f == 1 then
-		return writeFence(fence, nowUs(), ttl, retention)
+		local L = waitLine()
+		return L.writeFence(fence, L.nowUs(), ttl, retention)
 	end
 	return f
 end

@@ -67,7 +67,7 @@ return {L.headNotice(ARGV[1]), L.handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w
 func TestFenceCounter(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	const script = `local L = waitLine()
-local f = writeFence(KEYS[1], L.nextFence(L.readFence(KEYS[1])), ARGV[1], ARGV[2])
+local f = L.writeFence(KEYS[1], L.nextFence(L.readFence(KEYS[1])), ARGV[1], ARGV[2])
 return {string.format("%.0f", f), redis.call("PTTL", KEYS[1])}`
 	tests := []struct {
 		name    string
