@@ -99,7 +99,11 @@
 // winner's Token and the lock ends when the last loser's time passes.
 //
 // The key never expires in Redis: a crashed holder's lock is freed only by
-// a contender's GETSET once its time passes. The lock lives on one Redis
+// a contender's GETSET once its time passes. For the same reason an
+// acquire whose reply is lost (a timeout after the SETNX was sent) is not
+// taken back, as the other techniques take theirs back: a release without
+// an owner check could delete another client's lock, so the lock stays
+// until its stored time passes. The lock lives on one Redis
 // node, its safety ends at its stored time, and it issues no fencing
 // tokens.
 package getsettimestamp
