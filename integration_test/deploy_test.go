@@ -115,7 +115,7 @@ func TestConfinedACLUser(t *testing.T) {
 				pools[i] = n.PoolAs(user, password)
 				heard[i] = listen(t, n)
 			}
-			lockers := newLockers(t, target, pools, strategy.Config{Prefix: prefix, TTL: 2 * time.Second}, contenders)
+			lockers := newLockers(t, target, pools, strategy.Config{Prefix: prefix, TTL: 10 * time.Second}, contenders)
 			locktest.ContentionApart(t, lockers, nodes[0].Pool(), "k", rounds)
 			for i, n := range nodes {
 				if log, err := redis.Values(n.Do("ACL", "LOG")); err != nil || len(log) != 0 {
@@ -171,7 +171,7 @@ func TestCluster(t *testing.T) {
 					}
 				}
 				owner := []strategy.Pool{cluster.PoolFor(rkey)}
-				lockers := newLockers(t, target, owner, strategy.Config{Prefix: prefix, TTL: 2 * time.Second}, contenders)
+				lockers := newLockers(t, target, owner, strategy.Config{Prefix: prefix, TTL: 10 * time.Second}, contenders)
 				wg.Go(func() {
 					t.Run(name, func(t *testing.T) {
 						locktest.ContentionApart(t, lockers, cluster.PoolFor("counter:"+name), name, rounds)
