@@ -50,7 +50,7 @@
 // waiting for one key queue in FIFO order and only the first contends in
 // Redis; it retries when a release notice arrives, or when Config.Retry's
 // wait (250 µs growing to 4 ms by default) ends. Release publishes an empty
-// notice on lockzoo:released:<prefix><key> in the same round trip as its
+// notice on <prefix><key>:notice in the same round trip as its
 // delete (inside the MULTI/EXEC, after the DEL). The notice is lockzoo's addition, not the article's; the
 // acquire and release steps are otherwise the article's.
 //

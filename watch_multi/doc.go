@@ -29,7 +29,7 @@
 //     mode sends them).
 //     b. If the value is not our token, UNWATCH and return ErrNotHeld: the
 //     lock expired or someone else holds it now.
-//     c. Otherwise send MULTI, DEL key, PUBLISH lockzoo:released:<key>, EXEC
+//     c. Otherwise send MULTI, DEL key, PUBLISH <prefix><key>:notice, EXEC
 //     together (one round trip, like redis-py's pipe.execute(); the PUBLISH
 //     is lockzoo's release notice for waiters, not the article's). If the key was written after WATCH, Redis
 //     aborts the transaction (EXEC replies nil, redis-py's WatchError) and
