@@ -22,8 +22,8 @@ func ExampleHub() {
 		default:
 		}
 	})
-	confirmed := hub.Subscribe("lockzoo:released:lock:k")
-	defer hub.Unsubscribe("lockzoo:released:lock:k") // the last one ends the Hub's goroutine
+	confirmed := hub.Subscribe("lock:k:notice")
+	defer hub.Unsubscribe("lock:k:notice") // the last one ends the Hub's goroutine
 	select {
 	case <-confirmed:
 	case <-time.After(50 * time.Millisecond): // go on without it: the timer covers us
