@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func runCommand(t *testing.T, args ...string) (int, string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, &stdout, &stderr)
+	code := Run(ctx, techniques.All(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
