@@ -91,11 +91,17 @@ func (e *env) locker(cfg strategy.Config) (strategy.Locker, error) {
 	return e.lockerOn(e.pools, cfg)
 }
 
+// lockerOn builds the target over pools with the run's prefix. A Locker
+// with a Close method (every lockzoo Locker; the peer adapters, which own
+// clients) is closed when the scenario ends, before its nodes go.
 func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 	cfg.Prefix = e.prefix
 	l, err := e.target.New(pools, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: strategytest: build %s: %w", e.target.Name, err)
+	}
+	if c, ok := l.(interface{ Close() error }); ok {
+		e.tb.Cleanup(func() { _ = c.Close() })
 	}
 	return l, nil
 }
