@@ -75,9 +75,10 @@ func NewRueidislock(addr string, cfg strategy.Config) (*Rueidislock, error) {
 		KeyValidity:    cfg.TTL,
 		ExtendInterval: rueidisNoExtend,
 		KeyMajority:    1,
-		// Its README: "Enable this to have better performance if all your
-		// Redis are >= 7.0.5." lockzoo's harness runs 7.0.15 or later.
-		NoLoopTracking: true,
+		// NoLoopTracking stays at its default (false); the README's
+		// example turns it on for Redis >= 7.0.5 "to have better
+		// performance". Either way a shared Locker can miss a wake-up (see
+		// the peers tests' rueidislockLostWakeup).
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lockzoo: %s: connect %s: %w", RueidislockName, addr, err)

@@ -150,12 +150,13 @@ func num(text string) cell { return cell{Class: "num", Text: text} }
 
 // speedSection draws the uncontended chart and its table.
 func speedSection(rep *Report) (chart, []cell, []row) {
-	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("round trips"), num("claimed")}
+	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("Redis µs/pair"), num("allocs/pair"), num("round trips"), num("claimed")}
 	var rows []row
 	var ceiling *float64
 	if s := rep.Raw.Speed; s != nil {
 		ceiling = &s.OpsPerSec
-		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num("1+1"), num("1+1")}})
+		us, allocs := costCells(rep.Raw.Cost)
+		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num(us), num(allocs), num("1+1"), num("1+1")}})
 	}
 	var labels []string
 	ops := series{Name: "ops/s", Color: colorSpeed}
@@ -180,7 +181,8 @@ func speedSection(rep *Report) (chart, []cell, []row) {
 		if p := t.Properties; p != nil {
 			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
 		}
-		rows = append(rows, row{Cells: append(cells, num(trips), num(claimed))})
+		us, allocs := costCells(t.Cost)
+		rows = append(rows, row{Cells: append(cells, num(us), num(allocs), num(trips), num(claimed))})
 	}
 	refText := ""
 	if ceiling != nil {
