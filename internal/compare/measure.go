@@ -172,6 +172,11 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			if err != nil {
 				return "", err
 			}
+			if trips.Acquire == 0 && trips.Release == 0 {
+				// A Locker with clients of its own (a peer on go-redis or
+				// rueidis) sends nothing through the pools it was given.
+				return "not counted: the Locker does not use the pools", nil
+			}
 			t.Trips = &trips
 			p := l.Properties()
 			return fmt.Sprintf("%s (claimed %d+%d)", tripsText(trips.Acquire, trips.Release), p.AcquireRoundTrips, p.ReleaseRoundTrips), nil
