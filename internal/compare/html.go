@@ -50,6 +50,9 @@ type htmlView struct {
 	SpeedChart, ContChart               chart
 	SpeedHead, ContHead                 []cell
 	SpeedRows, ContRows                 []row
+	RedlockNote                         string
+	RedlockHead                         []cell
+	RedlockRows                         []row
 	Accounts                            []accounts
 }
 
@@ -118,6 +121,23 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	v.SpeedChart, v.SpeedHead, v.SpeedRows = speedSection(rep)
 	v.ContChart, v.ContHead, v.ContRows = contentionSection(rep)
+	if hasRedlock(rep) {
+		v.RedlockNote = fmt.Sprintf("Multi-node techniques: uncontended pairs per second with every node healthy (as above) and with the last node frozen (SIGSTOP or docker pause), each Lock and Unlock bounded by %v; and the contended key, one Locker per worker.", frozenCallBound)
+		for i, h := range redlockHead {
+			c := num(h)
+			if i == 0 {
+				c = cell{Text: h}
+			}
+			v.RedlockHead = append(v.RedlockHead, c)
+		}
+		for _, r := range redlockRows(rep) {
+			cells := []cell{{Class: "name", Text: r[0]}}
+			for _, text := range r[1:] {
+				cells = append(cells, num(text))
+			}
+			v.RedlockRows = append(v.RedlockRows, row{Cells: cells})
+		}
+	}
 	return v
 }
 

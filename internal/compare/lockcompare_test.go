@@ -187,6 +187,17 @@ func checkHTML(t *testing.T, path string, rep Report) {
 		}
 		names[cells[0].text.String()] = true
 	}
+	redlockRows := map[string]bool{}
+	for _, table := range root.find(hasClass("table", "redlock")) {
+		for _, tr := range table.find(named("tr"))[1:] {
+			redlockRows[tr.find(named("td"))[0].text.String()] = true
+		}
+	}
+	for _, target := range techniques.All() {
+		if multi := target.Nodes > 1; redlockRows[target.Name] != multi {
+			t.Errorf("HTML Redlock table has a row for %s (%d nodes): %v, want %v", target.Name, target.Nodes, redlockRows[target.Name], multi)
+		}
+	}
 	for _, target := range techniques.All() {
 		if !names[target.Name] {
 			t.Errorf("HTML matrix has no row for %s", target.Name)

@@ -188,7 +188,19 @@ func hasRedlock(rep *Report) bool {
 func writeRedlock(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "REDLOCK  multi-node techniques: uncontended ops/s healthy (as in SPEED) and with the last node frozen (each call bounded by %v), and contended apart\n", frozenCallBound)
 	tw := table(w)
-	fmt.Fprintln(tw, "technique\tnodes\thealthy ops/s\tfrozen ops/s\tfrozen/healthy\tfrozen pair p99\tapart util\tapart wait p99")
+	fmt.Fprintln(tw, strings.Join(redlockHead, "\t"))
+	for _, r := range redlockRows(rep) {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// redlockHead heads the REDLOCK table's columns.
+var redlockHead = []string{"technique", "nodes", "healthy ops/s", "frozen ops/s", "frozen/healthy", "frozen pair p99", "apart util", "apart wait p99"}
+
+// redlockRows are the REDLOCK table's rows, one per multi-node technique.
+func redlockRows(rep *Report) [][]string {
+	var rows [][]string
 	for _, t := range rep.Techniques {
 		if t.Nodes < 2 {
 			continue
@@ -206,9 +218,9 @@ func writeRedlock(w io.Writer, rep *Report) {
 		if t.Apart != nil {
 			util, wait = pctText(t.Apart.Utilisation), msText(t.Apart.Wait.P99)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Nodes, healthy, frozen, ratio, p99, util, wait)
+		rows = append(rows, []string{t.Name, fmt.Sprint(t.Nodes), healthy, frozen, ratio, p99, util, wait})
 	}
-	tw.Flush()
+	return rows
 }
 
 // costCells renders a Cost as its two cells, "-" when not measured.
