@@ -25,6 +25,10 @@ type peerCase struct {
 	// unlockFailsOnDeadNode: Unlock on a killed node is a Redis failure, not
 	// ErrNotHeld; rueidislock reports the lock gone (its context ended).
 	unlockFailsOnDeadNode bool
+	// missesWakeups: a waiting Lock can miss the release it waits for and
+	// wait on until its context ends (rueidislock, seen under -race; see
+	// findings in suite_test.go). A test logs that as a finding.
+	missesWakeups bool
 }
 
 // cases lists every peer target with its claims.
@@ -33,7 +37,7 @@ func cases() []peerCase {
 		peers.RedsyncName:        {extends: true, seesLossAtOnce: true, unlockFailsOnDeadNode: true},
 		peers.RedsyncRedlockName: {extends: true, seesLossAtOnce: true, unlockFailsOnDeadNode: true},
 		peers.RedislockName:      {extends: true, seesLossAtOnce: true, unlockFailsOnDeadNode: true},
-		peers.RueidislockName:    {},
+		peers.RueidislockName:    {missesWakeups: true},
 	}
 	var out []peerCase
 	for _, target := range peers.Targets() {
