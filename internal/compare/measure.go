@@ -247,9 +247,9 @@ func (m *measurer) build(pools []strategy.Pool) (strategy.Locker, error) {
 }
 
 // settle waits, within waitBound, for the background calls of the Lockers
-// that have them (redlock's answers it did not wait for), then closes the
-// Lockers that have a Close method (the peers' own clients among them), so
-// that none is left running when the nodes go.
+// that have them (redlock's answers it did not wait for), and closes the
+// Lockers that have a Close, so that nothing of them is left running when
+// the nodes go.
 func (m *measurer) settle() {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
@@ -257,12 +257,11 @@ func (m *measurer) settle() {
 		if w, ok := l.(interface{ Wait(context.Context) error }); ok {
 			_ = w.Wait(ctx)
 		}
-	}
-	for _, l := range m.lockers {
 		if c, ok := l.(interface{ Close() error }); ok {
 			_ = c.Close()
 		}
 	}
+	m.lockers = nil
 }
 
 func contentionText(c bench.Contention) string {

@@ -91,9 +91,9 @@ func (e *env) locker(cfg strategy.Config) (strategy.Locker, error) {
 	return e.lockerOn(e.pools, cfg)
 }
 
-// lockerOn builds the target over pools with the run's prefix. A Locker
-// with a Close method (every lockzoo Locker; the peer adapters, which own
-// clients) is closed when the scenario ends, before its nodes go.
+// lockerOn builds the target over pools with the run's prefix; a Locker
+// with a Close method is closed when the scenario ends (before its nodes
+// go), so its goroutines end with it.
 func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 	cfg.Prefix = e.prefix
 	l, err := e.target.New(pools, cfg)
