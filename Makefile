@@ -2,10 +2,15 @@
 # local Redis image for the docker test backend; make example runs the quick
 # start against a Redis node the test harness starts; make compare runs the
 # race-condition suite and the benchmarks on every technique and prints how
-# they compare (COMPARE_FLAGS passes flags, e.g. COMPARE_FLAGS="-html r.html").
+# they compare (COMPARE_FLAGS passes flags, e.g. COMPARE_FLAGS="-html r.html");
+# make compare-peers does the same with redsync, bsm/redislock and
+# rueidislock as rows beside lockzoo's techniques (the peers/ module) and
+# writes the HTML report to $(COMPARE_PEERS_HTML); make test-peers runs the
+# peers module's vet and tests.
 GO ?= go
+COMPARE_PEERS_HTML ?= $(CURDIR)/compare-peers.html
 
-.PHONY: test fmt-check vet redis-image example compare
+.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -25,3 +30,9 @@ example:
 
 compare:
 	$(GO) run ./cmd/lockcompare $(COMPARE_FLAGS)
+
+compare-peers:
+	cd peers && $(GO) run ./cmd/comparepeers -html $(COMPARE_PEERS_HTML) $(COMPARE_FLAGS)
+
+test-peers:
+	cd peers && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./...

@@ -18,6 +18,9 @@
 // verdict is what the technique's claims predict, 1 when one is not or a
 // measurement failed, and 2 for bad flags. `make compare` runs it; the
 // README's "Reading make compare" explains the columns.
+//
+// The command's body is internal/compare; this wrapper passes it every
+// lockzoo technique (peers/cmd/comparepeers adds the peer libraries).
 package main
 
 import (
@@ -25,11 +28,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/lockzoo/lockzoo/internal/compare"
+	"github.com/lockzoo/lockzoo/internal/techniques"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := compare.Run(ctx, techniques.All(), os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

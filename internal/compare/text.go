@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"fmt"
@@ -22,6 +22,10 @@ func writeText(w io.Writer, rep *Report) error {
 	writeSpeed(&b, rep)
 	b.WriteString("\n")
 	writeContention(&b, rep)
+	if hasRedlock(rep) {
+		b.WriteString("\n")
+		writeRedlock(&b, rep)
+	}
 	if problems := rep.Problems(); len(problems) > 0 {
 		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(problems))
 		for _, p := range problems {
@@ -108,16 +112,19 @@ func writeSpeed(w io.Writer, rep *Report) {
 		st.Workers, st.Bench)
 	fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s); the faster is shown\n", rawRunsText(rep.Raw))
 	tw := table(w)
-	fmt.Fprintln(tw, "technique\tnodes\tops/s\tof raw\tpair p50\tpair p99\tround trips\tclaimed")
+	fmt.Fprintf(w, "       redis µs: Redis CPU per pair, from INFO commandstats; allocs: heap allocations per pair in this process, the loop's own included\n")
+	fmt.Fprintln(tw, "technique\tnodes\tops/s\tof raw\tpair p50\tpair p99\tredis µs\tallocs\tround trips\tclaimed")
 	var ceiling float64
 	if s := rep.Raw.Speed; s != nil {
 		ceiling = s.OpsPerSec
-		fmt.Fprintf(tw, "%s\t1\t%s\t100%%\t%s\t%s\t1+1\t1+1\n", RawName, opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99))
+		us, allocs := costCells(rep.Raw.Cost)
+		fmt.Fprintf(tw, "%s\t1\t%s\t100%%\t%s\t%s\t%s\t%s\t1+1\t1+1\n", RawName, opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99), us, allocs)
 	} else {
-		fmt.Fprintf(tw, "%s\t1\tfailed\t\t\t\t\t\n", RawName)
+		fmt.Fprintf(tw, "%s\t1\tfailed\t\t\t\t\t\t\t\n", RawName)
 	}
 	for _, t := range rep.Techniques {
 		ops, share, p50, p99, trips, claimed := "-", "-", "-", "-", "-", "-"
+		us, allocs := costCells(t.Cost)
 		if s := t.Speed; s != nil {
 			ops, p50, p99 = opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)
 			if ceiling > 0 {
@@ -130,7 +137,7 @@ func writeSpeed(w io.Writer, rep *Report) {
 		if p := t.Properties; p != nil {
 			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Nodes, ops, share, p50, p99, trips, claimed)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Nodes, ops, share, p50, p99, us, allocs, trips, claimed)
 	}
 	tw.Flush()
 }
@@ -164,6 +171,68 @@ func writeContention(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, "  %s\n", o)
 	}
 }
+
+// hasRedlock reports whether a multi-node technique was measured with a
+// node frozen, which the REDLOCK table shows.
+func hasRedlock(rep *Report) bool {
+	for _, t := range rep.Techniques {
+		if t.Nodes > 1 && t.Frozen != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRedlock prints the multi-node techniques healthy (the SPEED
+// figure), with one node frozen, and contended apart.
+func writeRedlock(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "REDLOCK  multi-node techniques: uncontended ops/s healthy (as in SPEED) and with the last node frozen (each call bounded by %v), and contended apart\n", frozenCallBound)
+	tw := table(w)
+	fmt.Fprintln(tw, strings.Join(redlockHead, "\t"))
+	for _, r := range redlockRows(rep) {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// redlockHead heads the REDLOCK table's columns.
+var redlockHead = []string{"technique", "nodes", "healthy ops/s", "frozen ops/s", "frozen/healthy", "frozen pair p99", "apart util", "apart wait p99"}
+
+// redlockRows are the REDLOCK table's rows, one per multi-node technique.
+func redlockRows(rep *Report) [][]string {
+	var rows [][]string
+	for _, t := range rep.Techniques {
+		if t.Nodes < 2 {
+			continue
+		}
+		healthy, frozen, ratio, p99, util, wait := "-", "-", "-", "-", "-", "-"
+		if t.Speed != nil {
+			healthy = opsText(t.Speed.OpsPerSec)
+		}
+		if t.Frozen != nil {
+			frozen, p99 = opsText(t.Frozen.OpsPerSec), msText(t.Frozen.Pair.P99)
+			if t.Speed != nil && t.Speed.OpsPerSec > 0 {
+				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/t.Speed.OpsPerSec)
+			}
+		}
+		if t.Apart != nil {
+			util, wait = pctText(t.Apart.Utilisation), msText(t.Apart.Wait.P99)
+		}
+		rows = append(rows, []string{t.Name, fmt.Sprint(t.Nodes), healthy, frozen, ratio, p99, util, wait})
+	}
+	return rows
+}
+
+// costCells renders a Cost as its two cells, "-" when not measured.
+func costCells(c *Cost) (us, allocs string) {
+	if c == nil {
+		return "-", "-"
+	}
+	return usText(c.RedisMicrosPerPair), fmt.Sprintf("%.0f", c.AllocsPerPair)
+}
+
+// usText renders microseconds with one decimal.
+func usText(v float64) string { return fmt.Sprintf("%.1f", v) }
 
 // rawRunsText lists the ceiling's measurements: "20832, 19950".
 func rawRunsText(r Raw) string {

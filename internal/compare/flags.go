@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
-	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
@@ -30,9 +29,10 @@ type config struct {
 // errUsage marks a flag error that has already been reported with usage.
 var errUsage = errors.New("lockzoo: lockcompare: bad flags")
 
-// parseFlags reads args. It returns flag.ErrHelp for -h, and errUsage after
-// printing the problem and the usage to stderr.
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+// parseFlags reads args; -techniques picks among targets. It returns
+// flag.ErrHelp for -h, and errUsage after printing the problem and the usage
+// to stderr.
+func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("lockcompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -42,7 +42,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		dur    = fs.Duration("bench", 2*time.Second, "`DURATION` of each uncontended measurement")
 		work   = fs.Int("workers", 16, "goroutines in the uncontended measurement, each on its own key")
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
-		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(), ",")+")")
+		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
@@ -81,11 +81,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.scenarios, err = pick(list(*scen), strategytest.ScenarioNames(), "scenario"); err != nil {
 		return bad("-scenarios: %v", err)
 	}
-	names, err := pick(list(*techs), techniqueNames(), "technique")
+	names, err := pick(list(*techs), techniqueNames(targets), "technique")
 	if err != nil {
 		return bad("-techniques: %v", err)
 	}
-	for _, t := range techniques.All() {
+	for _, t := range targets {
 		if slices.Contains(names, t.Name) {
 			cfg.techniques = append(cfg.techniques, t)
 		}
@@ -124,9 +124,9 @@ func list(s string) []string {
 	return out
 }
 
-func techniqueNames() []string {
+func techniqueNames(targets []strategytest.Target) []string {
 	var names []string
-	for _, t := range techniques.All() {
+	for _, t := range targets {
 		names = append(names, t.Name)
 	}
 	return names

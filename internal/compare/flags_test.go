@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/techniques"
 )
 
 // TestBadFlags: bad flags end the run before any Redis work, with status 2
@@ -30,7 +31,7 @@ func TestBadFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			locktest.NoLeaks(t)
 			var stdout, stderr bytes.Buffer
-			if code := run(context.Background(), tt.args, &stdout, &stderr); code != tt.code {
+			if code := Run(context.Background(), techniques.All(), tt.args, &stdout, &stderr); code != tt.code {
 				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tt.args, code, tt.code, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.want) {

@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"context"
@@ -42,6 +42,8 @@ type Technique struct {
 	Properties *strategy.Properties  `json:"properties,omitempty"`
 	Results    []strategytest.Result `json:"results"`
 	Speed      *bench.Speed          `json:"speed,omitempty"`
+	Cost       *Cost                 `json:"cost,omitempty"`        // of the uncontended pairs
+	Frozen     *bench.Speed          `json:"frozen_node,omitempty"` // uncontended, one node frozen (multi-node, managed nodes only)
 	Trips      *bench.Trips          `json:"round_trips,omitempty"`
 	Apart      *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
 	Shared     *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
@@ -53,15 +55,17 @@ type Technique struct {
 // the machine does not lower the ceiling. Speed is the faster of Runs.
 type Raw struct {
 	Speed *bench.Speed  `json:"speed,omitempty"`
+	Cost  *Cost         `json:"cost,omitempty"` // of the run in Speed
 	Runs  []bench.Speed `json:"runs,omitempty"`
 	Error string        `json:"error,omitempty"`
 }
 
-// add records one measurement of the ceiling.
-func (r *Raw) add(s bench.Speed) {
+// add records one measurement of the ceiling and its cost.
+func (r *Raw) add(s bench.Speed, c *Cost) {
 	r.Runs = append(r.Runs, s)
 	if r.Speed == nil || s.OpsPerSec > r.Speed.OpsPerSec {
 		r.Speed = &r.Runs[len(r.Runs)-1]
+		r.Cost = c
 	}
 }
 
@@ -125,7 +129,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 
 	ceiling := func() {
 		fmt.Fprintf(progress, "%s\n", RawName)
-		speed, backend, err := measureRaw(ctx, cfg)
+		speed, cost, backend, err := measureRaw(ctx, cfg)
 		if backend != "" {
 			rep.Backend = backend
 		}
@@ -134,8 +138,8 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 			fmt.Fprintf(progress, "  %-20s failed: %v\n", "uncontended", err)
 			return
 		}
-		rep.Raw.add(speed)
-		fmt.Fprintf(progress, "  %-20s %s ops/s, pair p50 %s ms, p99 %s ms\n", "uncontended", opsText(speed.OpsPerSec), msText(speed.Pair.P50), msText(speed.Pair.P99))
+		rep.Raw.add(speed, cost)
+		fmt.Fprintf(progress, "  %-20s %s ops/s, pair p50 %s ms, p99 %s ms%s\n", "uncontended", opsText(speed.OpsPerSec), msText(speed.Pair.P50), msText(speed.Pair.P99), costText(cost))
 	}
 	ceiling()
 

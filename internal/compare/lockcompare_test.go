@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func runCommand(t *testing.T, args ...string) (int, string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), runBound)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, args, &stdout, &stderr)
+	code := Run(ctx, techniques.All(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -101,6 +101,12 @@ func checkReport(t *testing.T, rep Report) {
 		if tech.Speed == nil || tech.Speed.Ops <= 0 {
 			t.Errorf("%s: uncontended speed = %+v, want ops > 0", target.Name, tech.Speed)
 		}
+		if c := tech.Cost; c == nil || c.RedisMicrosPerPair <= 0 || c.AllocsPerPair <= 0 {
+			t.Errorf("%s: uncontended cost = %+v, want Redis µs and allocs per pair > 0", target.Name, c)
+		}
+		if multi := target.Nodes > 1; multi != (tech.Frozen != nil) || (multi && tech.Frozen.Ops <= 0) {
+			t.Errorf("%s (%d nodes): frozen-node speed = %+v, want ops > 0 exactly for multi-node techniques", target.Name, target.Nodes, tech.Frozen)
+		}
 		if tech.Trips == nil || tech.Trips.Acquire < 1 || tech.Trips.Release < 1 {
 			t.Errorf("%s: round trips = %+v, want at least 1 each way", target.Name, tech.Trips)
 		}
@@ -114,6 +120,9 @@ func checkReport(t *testing.T, rep Report) {
 	if rep.Raw.Speed == nil || rep.Raw.Speed.Ops <= 0 || len(rep.Raw.Runs) != 2 {
 		t.Errorf("raw ceiling = %+v from %d runs (%s), want ops > 0 from 2 runs", rep.Raw.Speed, len(rep.Raw.Runs), rep.Raw.Error)
 	}
+	if c := rep.Raw.Cost; c == nil || c.RedisMicrosPerPair <= 0 {
+		t.Errorf("raw ceiling cost = %+v, want Redis µs per pair > 0", c)
+	}
 	for _, r := range rep.Raw.Runs {
 		if r.OpsPerSec > rep.Raw.Speed.OpsPerSec {
 			t.Errorf("raw ceiling %v ops/s is below one of its runs, %v", rep.Raw.Speed.OpsPerSec, r.OpsPerSec)
@@ -121,11 +130,11 @@ func checkReport(t *testing.T, rep Report) {
 	}
 }
 
-// checkText: the three tables each have a row per technique, and the speed
-// table the raw row.
+// checkText: the three tables each have a row per technique, the REDLOCK
+// table one per multi-node technique, and the speed table the raw row.
 func checkText(t *testing.T, out string, rep Report) {
 	t.Helper()
-	for _, heading := range []string{"GUARANTEES", "SPEED", "CONTENDED"} {
+	for _, heading := range []string{"GUARANTEES", "SPEED", "CONTENDED", "REDLOCK"} {
 		if !strings.Contains(out, heading) {
 			t.Errorf("text output lacks the %s table:\n%s", heading, out)
 		}
@@ -140,8 +149,12 @@ func checkText(t *testing.T, out string, rep Report) {
 		}
 	}
 	for _, target := range techniques.All() {
-		if rows[target.Name] != 3 {
-			t.Errorf("text output has %d rows for %s, want 3 (one per table):\n%s", rows[target.Name], target.Name, out)
+		want := 3
+		if target.Nodes > 1 {
+			want = 4 // and REDLOCK's
+		}
+		if rows[target.Name] != want {
+			t.Errorf("text output has %d rows for %s, want %d (one per table):\n%s", rows[target.Name], target.Name, want, out)
 		}
 	}
 	for _, r := range rep.Techniques[0].Results {
@@ -173,6 +186,17 @@ func checkHTML(t *testing.T, path string, rep Report) {
 			t.Errorf("matrix row %q has %d cells, want %d", cells[0].text.String(), len(cells), 1+len(rep.Scenarios))
 		}
 		names[cells[0].text.String()] = true
+	}
+	redlockRows := map[string]bool{}
+	for _, table := range root.find(hasClass("table", "redlock")) {
+		for _, tr := range table.find(named("tr"))[1:] {
+			redlockRows[tr.find(named("td"))[0].text.String()] = true
+		}
+	}
+	for _, target := range techniques.All() {
+		if multi := target.Nodes > 1; redlockRows[target.Name] != multi {
+			t.Errorf("HTML Redlock table has a row for %s (%d nodes): %v, want %v", target.Name, target.Nodes, redlockRows[target.Name], multi)
+		}
 	}
 	for _, target := range techniques.All() {
 		if !names[target.Name] {

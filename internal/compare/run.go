@@ -1,4 +1,10 @@
-package main
+// Package compare is lockcompare's body: it runs lockzoo's race-condition
+// suite and benchmarks on a list of targets and prints how they compare
+// (text tables, JSON, an HTML report). cmd/lockcompare runs it on every
+// lockzoo technique; peers/cmd/comparepeers adds the peer libraries as rows.
+//
+//	import "github.com/lockzoo/lockzoo/internal/compare"
+package compare
 
 import (
 	"context"
@@ -7,20 +13,25 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
-// Exit statuses.
+// Exit statuses Run returns.
 const (
 	exitOK       = 0 // every verdict as claimed, every measurement done
 	exitProblems = 1 // a verdict contradicts a claim, or something failed
 	exitUsage    = 2 // bad flags
 )
 
-// run is the command: it parses args, runs the comparison, prints the
-// tables to stdout (to stderr when -json writes to stdout, so that stdout
-// holds only JSON) and writes the files asked for.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
+// Run is the command: it parses args, runs the comparison on targets (the
+// rows, in order; -techniques picks among them by Name), prints the tables
+// to stdout (to stderr when -json writes to stdout, so that stdout holds
+// only JSON) and writes the files asked for. It returns the exit status: 0
+// when every verdict is what the claims predict, 1 when one is not or a
+// measurement failed, 2 for bad flags.
+func Run(ctx context.Context, targets []strategytest.Target, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, targets, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK

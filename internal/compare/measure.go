@@ -1,9 +1,10 @@
-package main
+package compare
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -27,6 +28,7 @@ const waitBound = 10 * time.Second
 // they run, and the key prefix to use there.
 type nodes struct {
 	pools   []strategy.Pool
+	managed []*redistest.Node // the harness's nodes; nil on -addrs
 	backend string
 	prefix  string
 }
@@ -39,6 +41,7 @@ func startNodes(d *redistest.Detached, cfg config, n int) nodes {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {
 			ns.pools = append(ns.pools, node.Pool())
+			ns.managed = append(ns.managed, node)
 			ns.backend = node.Backend()
 		}
 		ns.prefix = strategy.DefaultPrefix
@@ -62,11 +65,12 @@ func startNodes(d *redistest.Detached, cfg config, n int) nodes {
 	return ns
 }
 
-// measureRaw measures the ceiling on one node and returns the backend the
-// node ran on.
-func measureRaw(ctx context.Context, cfg config) (bench.Speed, string, error) {
+// measureRaw measures the ceiling on one node, and its cost, and returns
+// the backend the node ran on.
+func measureRaw(ctx context.Context, cfg config) (bench.Speed, *Cost, string, error) {
 	var (
 		speed   bench.Speed
+		cost    *Cost
 		backend string
 		err     error
 	)
@@ -76,12 +80,14 @@ func measureRaw(ctx context.Context, cfg config) (bench.Speed, string, error) {
 		backend = ns.backend
 		ctx, cancel := context.WithTimeout(ctx, measureBound)
 		defer cancel()
-		speed, err = bench.Raw(ctx, ns.pools[0], cfg.workers, cfg.bench)
+		speed, cost, err = withCost(ctx, ns.pools, ns.managed != nil, func() (bench.Speed, error) {
+			return bench.Raw(ctx, ns.pools[0], cfg.workers, cfg.bench)
+		})
 	})
 	if runErr != nil {
-		return speed, backend, runErr
+		return speed, cost, backend, runErr
 	}
-	return speed, backend, err
+	return speed, cost, backend, err
 }
 
 // measureTechnique runs the benchmarks on target over fresh nodes (or
@@ -140,14 +146,16 @@ type step struct {
 // steps lists the measurements on l, in the order they run.
 func (m *measurer) steps(l strategy.Locker) []step {
 	cfg, t := m.cfg, m.t
-	return []step{
+	steps := []step{
 		{"uncontended", func(ctx context.Context) (string, error) {
-			s, err := bench.Uncontended(ctx, l, cfg.workers, cfg.bench)
+			s, cost, err := withCost(ctx, m.nodes.pools, m.nodes.managed != nil, func() (bench.Speed, error) {
+				return bench.Uncontended(ctx, l, cfg.workers, cfg.bench)
+			})
 			if err != nil {
 				return "", err
 			}
-			t.Speed = &s
-			return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)), nil
+			t.Speed, t.Cost = &s, cost
+			return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms%s", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99), costText(cost)), nil
 		}},
 		{"round trips", func(ctx context.Context) (string, error) {
 			counting := make([]*bench.Counting, len(m.nodes.pools))
@@ -163,6 +171,11 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			trips, err := bench.RoundTrips(ctx, cl, counting, cfg.pairs)
 			if err != nil {
 				return "", err
+			}
+			if trips.Acquire == 0 && trips.Release == 0 {
+				// A Locker with clients of its own (a peer on go-redis or
+				// rueidis) sends nothing through the pools it was given.
+				return "not counted: the Locker does not use the pools", nil
 			}
 			t.Trips = &trips
 			p := l.Properties()
@@ -192,6 +205,35 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			return contentionText(c), nil
 		}},
 	}
+	if len(m.nodes.managed) > 1 {
+		steps = append(steps, step{"one node frozen", func(ctx context.Context) (string, error) {
+			return m.frozen(ctx, l)
+		}})
+	}
+	return steps
+}
+
+// frozen measures l uncontended while the last of its nodes is frozen
+// (SIGSTOP or docker pause), each call bounded by frozenCallBound, and
+// resumes the node.
+func (m *measurer) frozen(ctx context.Context, l strategy.Locker) (string, error) {
+	node := m.nodes.managed[len(m.nodes.managed)-1]
+	node.Pause()
+	defer node.Resume()
+	s, err := bench.Uncontended(ctx, bounded{l: l, d: frozenCallBound}, m.cfg.workers, m.cfg.bench)
+	if err != nil {
+		return "", err
+	}
+	m.t.Frozen = &s
+	return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)), nil
+}
+
+// costText renders a Cost for a progress line.
+func costText(c *Cost) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf(", Redis %s µs/pair, %s allocs/pair", usText(c.RedisMicrosPerPair), countText(math.Round(c.AllocsPerPair)))
 }
 
 // build makes a Locker of the technique over pools with the run's prefix.

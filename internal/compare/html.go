@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"bytes"
@@ -50,6 +50,9 @@ type htmlView struct {
 	SpeedChart, ContChart               chart
 	SpeedHead, ContHead                 []cell
 	SpeedRows, ContRows                 []row
+	RedlockNote                         string
+	RedlockHead                         []cell
+	RedlockRows                         []row
 	Accounts                            []accounts
 }
 
@@ -118,6 +121,23 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	v.SpeedChart, v.SpeedHead, v.SpeedRows = speedSection(rep)
 	v.ContChart, v.ContHead, v.ContRows = contentionSection(rep)
+	if hasRedlock(rep) {
+		v.RedlockNote = fmt.Sprintf("Multi-node techniques: uncontended pairs per second with every node healthy (as above) and with the last node frozen (SIGSTOP or docker pause), each Lock and Unlock bounded by %v; and the contended key, one Locker per worker.", frozenCallBound)
+		for i, h := range redlockHead {
+			c := num(h)
+			if i == 0 {
+				c = cell{Text: h}
+			}
+			v.RedlockHead = append(v.RedlockHead, c)
+		}
+		for _, r := range redlockRows(rep) {
+			cells := []cell{{Class: "name", Text: r[0]}}
+			for _, text := range r[1:] {
+				cells = append(cells, num(text))
+			}
+			v.RedlockRows = append(v.RedlockRows, row{Cells: cells})
+		}
+	}
 	return v
 }
 
@@ -150,12 +170,13 @@ func num(text string) cell { return cell{Class: "num", Text: text} }
 
 // speedSection draws the uncontended chart and its table.
 func speedSection(rep *Report) (chart, []cell, []row) {
-	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("round trips"), num("claimed")}
+	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("Redis µs/pair"), num("allocs/pair"), num("round trips"), num("claimed")}
 	var rows []row
 	var ceiling *float64
 	if s := rep.Raw.Speed; s != nil {
 		ceiling = &s.OpsPerSec
-		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num("1+1"), num("1+1")}})
+		us, allocs := costCells(rep.Raw.Cost)
+		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num(us), num(allocs), num("1+1"), num("1+1")}})
 	}
 	var labels []string
 	ops := series{Name: "ops/s", Color: colorSpeed}
@@ -180,7 +201,8 @@ func speedSection(rep *Report) (chart, []cell, []row) {
 		if p := t.Properties; p != nil {
 			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
 		}
-		rows = append(rows, row{Cells: append(cells, num(trips), num(claimed))})
+		us, allocs := costCells(t.Cost)
+		rows = append(rows, row{Cells: append(cells, num(us), num(allocs), num(trips), num(claimed))})
 	}
 	refText := ""
 	if ceiling != nil {

@@ -1,0 +1,66 @@
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// ErrClosed reports a call on a Locker after its Close.
+var ErrClosed = errors.New("lockzoo: peers: locker closed")
+
+// checkKey rejects an empty key as every lockzoo Locker does.
+func checkKey(name, key string) error {
+	if key == "" {
+		return fmt.Errorf("lockzoo: %s: %w: empty key", name, strategy.ErrInvalidConfig)
+	}
+	return nil
+}
+
+// gaveUp is Lock's error once ctx ended: it wraps ErrNotAcquired, ctx's
+// error and the last failure seen, if any.
+func gaveUp(ctx context.Context, name, key string, last error) error {
+	if last != nil {
+		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w (last failure: %w)", name, key, strategy.ErrNotAcquired, context.Cause(ctx), last)
+	}
+	return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", name, key, strategy.ErrNotAcquired, context.Cause(ctx))
+}
+
+// retryLoop is Lock under a Config.Retry: it calls try until it returns a
+// lease, ctx ends, or retry stops. An error wrapping ErrNotAcquired is a
+// refusal; any other error is a transient failure and is retried too.
+func retryLoop(ctx context.Context, name, key string, retry strategy.Retry, try func(context.Context) (strategy.Lease, error)) (strategy.Lease, error) {
+	var last error
+	for attempt := 1; ; attempt++ {
+		lease, err := try(ctx)
+		if err == nil {
+			return lease, nil
+		}
+		if errors.Is(err, strategy.ErrInvalidConfig) || errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		if !errors.Is(err, strategy.ErrNotAcquired) {
+			last = err
+		}
+		if ctx.Err() != nil {
+			return nil, gaveUp(ctx, name, key, last)
+		}
+		wait, ok := retry.Backoff(attempt)
+		if !ok {
+			if last != nil {
+				return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: retry policy stopped (last failure: %w)", name, key, strategy.ErrNotAcquired, last)
+			}
+			return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: retry policy stopped", name, key, strategy.ErrNotAcquired)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, gaveUp(ctx, name, key, last)
+		case <-t.C:
+		}
+	}
+}
