@@ -9,8 +9,9 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// ErrClosed reports a call on a Locker after its Close.
-var ErrClosed = errors.New("lockzoo: peers: locker closed")
+// ErrClosed reports a call on a Locker after its Close: strategy.ErrClosed,
+// as lockzoo's own Lockers return it.
+var ErrClosed = strategy.ErrClosed
 
 // checkKey rejects an empty key as every lockzoo Locker does.
 func checkKey(name, key string) error {
