@@ -28,12 +28,12 @@ func WithoutTakeBack() Option {
 // AttemptTimeout(TTL), so that an attempt whose reply is lost costs a
 // fraction of the caller's ctx rather than all of it.
 const (
-	minAttemptTimeout = 10 * time.Millisecond
+	minAttemptTimeout = 50 * time.Millisecond
 	maxAttemptTimeout = 250 * time.Millisecond
 )
 
 // AttemptTimeout is how long one attempt of Lock may take: a tenth of the
-// lock's TTL, within 10..250 ms (redlock's NodeTimeout default). The
+// lock's TTL, within 50..250 ms. The
 // caller's ctx bounds it too.
 func AttemptTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
