@@ -33,8 +33,7 @@ const (
 )
 
 // AttemptTimeout is how long one attempt of Lock may take: a tenth of the
-// lock's TTL, within 50..250 ms. The
-// caller's ctx bounds it too.
+// lock's TTL, within 50..250 ms. The caller's ctx bounds it too.
 func AttemptTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
 }
