@@ -190,7 +190,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 			ho.valid = next.TTL
 		}
 		if !s.l.lines.handOff(s.rkey, w, ho) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
 			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence, Channel: h.Channel})
 		}

@@ -163,7 +163,7 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 // on a lock a release in Redis handed off to it meanwhile); then w leaves
 // the key's local line, which drops the line's subscription when it was
 // the last, and a lock a local Unlock handed off to w without w taking it
-// is released, on a fresh context bounded by abandonTimeout (a failure is
+// is released, on a fresh context bounded by cleanupTimeout (a failure is
 // left alone: the lock expires at its TTL).
 func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if s.timer != nil {
@@ -177,14 +177,16 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 		l.hub.Unsubscribe(l.channel(s.a.Key))
 	}
 	if handedOff && off.local {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence, Channel: ReleaseChannel(s.a.Key)})
 	}
 }
 
-// abandonTimeout bounds the clean-up a Lock makes when it gives up.
-const abandonTimeout = time.Second
+// cleanupTimeout bounds the clean-up the engine does on a fresh context:
+// a Lock that gives up (Abandon, releasing a lock handed off to it), and
+// the take-back of an attempt whose outcome is unknown (takeBack).
+const cleanupTimeout = time.Second
 
 // abandon tells a technique that keeps a line of waiters in Redis that the
 // waiter a has given up, on a fresh context (ctx may have ended).
@@ -193,7 +195,7 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	ab.Abandon(ctx, a)
 }

@@ -199,7 +199,7 @@ func (l *Locker) Close() error {
 			l.hub.Close()
 		}
 	})
-	l.bg.Wait() // take-backs in flight end within takeBackTimeout
+	l.bg.Wait() // take-backs in flight end within cleanupTimeout
 	return nil
 }
 

@@ -69,10 +69,6 @@ func (c deadlineCtx) Err() error {
 	return c.Context.Err()
 }
 
-// takeBackTimeout bounds the release that takes back an attempt whose
-// outcome is unknown.
-const takeBackTimeout = time.Second
-
 // outcomeUnknown reports whether an acquire attempt that failed with err
 // may nonetheless have written its token: any failure but a refusal, a bad
 // input, an injected crash (a client that "died" takes nothing back) or a
@@ -92,9 +88,9 @@ func outcomeUnknown(err error) bool {
 
 // takeBack releases, in the background, what the attempt a may have
 // written, with the technique's owner-checked release of a's own token, on
-// a fresh context bounded by takeBackTimeout (ctx may have ended: that is
+// a fresh context bounded by cleanupTimeout (ctx may have ended: that is
 // often why the outcome is unknown). A release that finds nothing of a's
-// does nothing. The goroutine ends within takeBackTimeout; Close waits for
+// does nothing. The goroutine ends within cleanupTimeout; Close waits for
 // it.
 func (l *Locker) takeBack(a Attempt) {
 	if l.noTakeBack {
@@ -103,7 +99,7 @@ func (l *Locker) takeBack(a Attempt) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), takeBackTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
 		_ = l.tech.Release(ctx, Held{Key: a.Key, Value: a.Token, Channel: ReleaseChannel(a.Key)})
 	}()
