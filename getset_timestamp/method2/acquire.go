@@ -24,6 +24,9 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		if err != nil || ok {
 			return err
 		}
+		if err := fault.At(ctx, fault.GetSetTimestampMethod2AcquireBeforeGet); err != nil {
+			return err
+		}
 		cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
 		switch {
 		case errors.Is(err, redis.ErrNil):
