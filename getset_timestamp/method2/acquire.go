@@ -14,7 +14,8 @@ import (
 
 // Acquire makes one attempt, on one connection: SETNX of this client's
 // expiry time; else GET, and when the stored time has passed by this
-// client's clock (or the key is gone), DEL and SETNX once more.
+// client's clock, DEL and SETNX once more (when the key is gone, SETNX
+// only).
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	now := t.clock()
 	exp, validity := expiryAt(now, a.TTL)
@@ -28,20 +29,18 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 			return err
 		}
 		cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
-		switch {
-		case errors.Is(err, redis.ErrNil):
-			// Released since the SETNX: the article's int(None), read as 0
-			// (its method 3 fix), that is a time long passed.
-			cur = "0"
-		case err != nil:
+		gone := errors.Is(err, redis.ErrNil)
+		if err != nil && !gone {
 			return fmt.Errorf("GET %q: %w", a.Key, err)
 		}
-		stored, ok := parseStamp(cur)
-		if !ok {
-			return notTimestamp(a.Key, cur) // never DEL another application's key
-		}
-		if !stored.passed(now) {
-			return fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
+		if !gone {
+			stored, ok := parseStamp(cur)
+			if !ok {
+				return notTimestamp(a.Key, cur) // never DEL another application's key
+			}
+			if !stored.passed(now) {
+				return fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
+			}
 		}
 		// The article's flaw: between this GET and the DEL, another waiter
 		// that saw the same expired time may have deleted it and taken the
@@ -49,8 +48,13 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		if err := fault.At(ctx, fault.GetSetTimestampMethod2AcquireAfterGet); err != nil {
 			return err
 		}
-		if _, err := engine.DoContext(ctx, c, "DEL", a.Key); err != nil {
-			return fmt.Errorf("DEL %q of an expired lock: %w", a.Key, err)
+		// A key GET found gone (released since the SETNX: the article's
+		// int(None)) is free, not expired: there is nothing to DEL, and a
+		// DEL now could only delete a lock taken since.
+		if !gone {
+			if _, err := engine.DoContext(ctx, c, "DEL", a.Key); err != nil {
+				return fmt.Errorf("DEL %q of an expired lock: %w", a.Key, err)
+			}
 		}
 		if err := fault.At(ctx, fault.GetSetTimestampMethod2AcquireAfterDel); err != nil {
 			return err

@@ -58,11 +58,13 @@
 //  1. Acquire: SETNX <prefix><key> <now+ttl>. On 1 the lock is ours.
 //  2. On 0 (fault point fault.GetSetTimestampMethod2AcquireBeforeGet), GET
 //     the key. If the stored time has not passed by this client's clock,
-//     the lock is held: strategy.ErrNotAcquired. A GET that finds no key
-//     (released since the SETNX) reads as 0, a time long passed: the
-//     article's int(None) crash, answered as its method 3 fix `or 0` does.
-//     A value that is not a timestamp (another application's key) returns
-//     an error wrapping ErrNotTimestamp, and nothing is deleted.
+//     the lock is held: strategy.ErrNotAcquired. A value that is not a
+//     timestamp (another application's key) returns an error wrapping
+//     ErrNotTimestamp, and nothing is deleted. A GET that finds no key
+//     (released since the SETNX: the article's int(None) crash, which its
+//     method 3 answers with `or 0`) means the lock is free: the attempt
+//     goes on to step 3 without the DEL, which could only delete a lock
+//     another client took since the GET.
 //  3. If it has passed (fault point
 //     fault.GetSetTimestampMethod2AcquireAfterGet, the window of the
 //     article's story), DEL the key, whatever it now holds, then (fault

@@ -134,26 +134,58 @@ func TestChangedDuringAttempt(t *testing.T) {
 }
 
 // TestReleasedBeforeGet: the key vanishes between the failed SETNX and the
-// GET (the article's int(None)): GET's nil counts as a time long passed,
-// as the article's `or 0` fix reads it, and the attempt takes the key.
+// GET (the article's int(None)). The lock is free, so the attempt SETNXes
+// without a DEL: if another client takes the key between the GET and that
+// SETNX, its lock stays, and the attempt is refused; with no one in
+// between, the attempt takes the key.
 func TestReleasedBeforeGet(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	live := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})
-	held, err := live.TryLock(context.Background(), "k")
-	if err != nil {
-		t.Fatalf("TryLock() by the holder = %v, want nil", err)
+	tests := []struct {
+		name     string
+		takenBy  string // what another client SETs between GET and SETNX; "" for nobody
+		wantTake bool
+	}{
+		{name: "free", wantTake: true},
+		{name: "taken after GET", takenBy: "99999999999999"},
 	}
-	waiter := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})
-	var lease strategy.Lease
-	s := locktest.StopAt(t, fault.GetSetTimestampMethod2AcquireBeforeGet, tryLock(waiter, "k", &lease))
-	if err := held.Unlock(context.Background()); err != nil {
-		t.Fatalf("Unlock() by the holder = %v, want nil", err)
-	}
-	if err := s.Resume(); err != nil {
-		t.Fatalf("TryLock() whose GET found no key = %v, want nil", err)
-	}
-	if got := locktest.Get(t, node, "lock:k"); got != lease.Token() {
-		t.Errorf("GET lock:k = %q, want the waiter's time %q", got, lease.Token())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			node := redistest.Start(t, 1)[0]
+			locktest.MustDo(t, node, "SET", "lock:k", "99999999999998") // a live lock
+			waiter := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})
+			// The holder releases right after the waiter's SETNX failed;
+			// the waiter then stops after its GET.
+			var lease strategy.Lease
+			s := locktest.StopAt(t, fault.GetSetTimestampMethod2AcquireAfterGet, func(stop context.Context) error {
+				release := func(_ context.Context, p string) error {
+					if p == fault.GetSetTimestampMethod2AcquireBeforeGet {
+						if _, err := node.Do("DEL", "lock:k"); err != nil {
+							return err
+						}
+					}
+					return fault.At(stop, p) // StopAt's own hook
+				}
+				return tryLock(waiter, "k", &lease)(fault.With(stop, release))
+			})
+			if tt.takenBy != "" {
+				locktest.MustDo(t, node, "SET", "lock:k", tt.takenBy)
+			}
+			err := s.Resume()
+			if !tt.wantTake {
+				if !errors.Is(err, strategy.ErrNotAcquired) {
+					t.Fatalf("TryLock() = %v, want %v", err, strategy.ErrNotAcquired)
+				}
+				if got := locktest.Get(t, node, "lock:k"); got != tt.takenBy {
+					t.Errorf("GET lock:k = %q, want the other client's %q left alone", got, tt.takenBy)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("TryLock() whose GET found no key = %v, want nil", err)
+			}
+			if got := locktest.Get(t, node, "lock:k"); got != lease.Token() {
+				t.Errorf("GET lock:k = %q, want the waiter's time %q", got, lease.Token())
+			}
+		})
 	}
 }
