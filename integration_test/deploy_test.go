@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -188,26 +187,9 @@ func TestCluster(t *testing.T) {
 	}
 	var zadds int
 	for _, m := range cluster.Masters() {
-		zadds += commandCalls(t, m, "zadd")
+		zadds += locktest.CommandCalls(t, m, "zadd")
 	}
 	if zadds == 0 {
 		t.Errorf("ZADD calls on the masters = 0; want some (waiters joining lines)")
 	}
-}
-
-// commandCalls is the calls count of cmd in node's INFO commandstats.
-func commandCalls(t *testing.T, node *redistest.Node, cmd string) int {
-	t.Helper()
-	info, err := redis.String(node.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatalf("INFO commandstats = %v", err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			var n int
-			fmt.Sscan(strings.SplitN(rest, ",", 2)[0], &n)
-			return n
-		}
-	}
-	return 0
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// takesBack reports whether a technique takes back an attempt whose
-// outcome is unknown. getset_timestamp cannot: its release checks no
-// owner, so it could delete another holder's lock (a weakness its package
-// documents and its own tests show).
-func takesBack(p strategy.Properties) bool { return p.Name != "getset_timestamp" }
-
 // warm runs one TryLock and Unlock on l, so that scripts are cached and
 // connections open before a fault is injected.
 func warm(t *testing.T, l strategy.Locker) {

@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,4 +130,24 @@ func AssertReleased(t testing.TB, node *redistest.Node, pattern string, maxTTL t
 			t.Errorf("left on the server: %q with PTTL %d ms, %v; want no lock, and only fencing counters that expire within TTL + retention", k, pttl, err)
 		}
 	}
+}
+
+// CommandCalls is the calls count of cmd (lower case) in node's INFO
+// commandstats, 0 when it was never called.
+func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatalf("INFO commandstats = %v", err)
+	}
+	for line := range strings.Lines(info) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+			n, err := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+			if err != nil {
+				t.Fatalf("INFO commandstats %s calls = %q: %v", cmd, rest, err)
+			}
+			return n
+		}
+	}
+	return 0
 }

@@ -12,6 +12,8 @@ func ExampleAll() {
 	}
 	// Output:
 	// setnx_expire 1
+	// getset_timestamp/method1 1
+	// getset_timestamp/method2 1
 	// getset_timestamp 1
 	// watch_multi 1
 	// set_nx_ex 1

@@ -6,6 +6,8 @@ package techniques
 
 import (
 	getsettimestamp "github.com/lockzoo/lockzoo/getset_timestamp"
+	"github.com/lockzoo/lockzoo/getset_timestamp/method1"
+	"github.com/lockzoo/lockzoo/getset_timestamp/method2"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/redlock"
 	setnxex "github.com/lockzoo/lockzoo/set_nx_ex"
@@ -20,10 +22,13 @@ import (
 const RedlockNodes = 5
 
 // All returns every technique, the article techniques first and the
-// production ones last.
+// production ones last; article 004's methods 1 and 2 come just before
+// getset_timestamp, its method 3, which they lead to.
 func All() []strategytest.Target {
 	return []strategytest.Target{
 		single("setnx_expire", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return setnxexpire.New(p, c) }),
+		single("getset_timestamp/method1", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return method1.New(p, c) }),
+		single("getset_timestamp/method2", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return method2.New(p, c) }),
 		single("getset_timestamp", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return getsettimestamp.New(p, c) }),
 		single("watch_multi", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return watchmulti.New(p, c) }),
 		single("set_nx_ex", func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return setnxex.New(p, c) }),

@@ -20,6 +20,9 @@ const (
 	mutexSections = 25 // per worker
 	shortTTL      = time.Second
 	waitBound     = 15 * time.Second // how long a client waits for a lock that should come
+	// foreverBound is how long crash-liveness waits on a technique whose
+	// lock never expires: three TTLs.
+	foreverBound = 3 * shortTTL
 )
 
 // mutualExclusion: workers contend for one key and, inside the lock, read a
@@ -106,7 +109,9 @@ func section(ctx context.Context, e *env, l strategy.Locker, tl *timeline, who, 
 }
 
 // crashLiveness: A dies holding the lock (its lease is dropped, never
-// released); B must get the lock once the TTL has passed.
+// released); B must get the lock once the TTL has passed. B waits
+// waitBound, or foreverBound for a technique whose lock never expires:
+// waiting longer would show nothing more.
 func crashLiveness(ctx context.Context, e *env, r *Result) {
 	l, err := e.locker(strategy.Config{TTL: shortTTL})
 	if err != nil {
@@ -119,12 +124,16 @@ func crashLiveness(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	crashed := time.Now()
-	waitCtx, cancel := context.WithTimeout(ctx, waitBound)
+	bound, why := waitBound, ""
+	if !expires(l.Properties()) {
+		bound, why = foreverBound, ", a lock with no expiry"
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	lease, err := l.Lock(waitCtx, "crash")
 	if err != nil {
 		r.Violations = 1
-		r.Account = fmt.Sprintf("B could not get the lock %v after its holder crashed (TTL %v): %v", waitBound, shortTTL, err)
+		r.Account = fmt.Sprintf("B could not get the lock %v after its holder crashed (TTL %v%s): %v", bound, shortTTL, why, err)
 		return
 	}
 	r.Account = fmt.Sprintf("B got the lock %v after A crashed holding it (TTL %v)", time.Since(crashed).Round(time.Millisecond), shortTTL)

@@ -12,11 +12,14 @@
 //     monotonic clock and an interval-overlap checker and a lost-update
 //     counter look for two holders at once.
 //   - crash-liveness: a holder dies without unlocking; a waiter must get the
-//     lock once the TTL passes.
+//     lock once the TTL passes. Every technique claims it but one whose
+//     lock never expires (getset_timestamp/method1), on which the waiter
+//     gives up after three TTLs.
 //   - atomic-acquire: a client dies between its acquire steps; the lock must
 //     still expire.
 //   - owner-safe-release: a releasing client is stopped, its lock expires
-//     and another client takes it; the stale release must leave the new
+//     (or, where it never expires, another client's DEL frees it) and
+//     another client takes it; the stale release must leave the new
 //     holder's lock alone.
 //   - clock-skew: clients whose clocks disagree (and, for multi-node
 //     techniques, a Redis node whose clock jumps) must not both hold.

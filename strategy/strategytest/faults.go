@@ -114,7 +114,8 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 
 // fencingScenario: A takes the lock and pauses past its TTL; B takes the
 // lock and writes to a resource that checks fencing tokens; A wakes and
-// writes too. The stale write must be refused.
+// writes too. The stale write must be refused. On a technique whose lock
+// never expires, another client's DEL frees A's lock instead (freeForever).
 func fencingScenario(ctx context.Context, e *env, r *Result) {
 	l, err := e.locker(strategy.Config{TTL: shortTTL})
 	if err != nil {
@@ -133,6 +134,15 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	// A pauses (a GC pause, say) while its lease runs out and B takes over.
+	freed, err := e.freeForever(ctx, l.Properties(), "fenced")
+	if err != nil {
+		fail(r, "free A's lock", err)
+		return
+	}
+	woke := "A woke after its lease ended"
+	if freed != "" {
+		woke = freed + "A woke after B took over"
+	}
 	b, err := lockWithin(ctx, l, "fenced")
 	if err != nil {
 		fail(r, "B Lock", err)
@@ -146,9 +156,9 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 	switch {
 	case err == nil:
 		r.Violations = 1
-		r.Account = fmt.Sprintf("A woke after its lease ended and its write (fence %d) overwrote B's (fence %d)", a.Fence(), b.Fence())
+		r.Account = fmt.Sprintf("%s and its write (fence %d) overwrote B's (fence %d)", woke, a.Fence(), b.Fence())
 	case errors.Is(err, fencing.ErrStaleToken):
-		r.Account = fmt.Sprintf("A woke after its lease ended; its write (fence %d) was refused after B's (fence %d)", a.Fence(), b.Fence())
+		r.Account = fmt.Sprintf("%s; its write (fence %d) was refused after B's (fence %d)", woke, a.Fence(), b.Fence())
 	default:
 		fail(r, "A write", err)
 	}

@@ -13,7 +13,9 @@ import (
 // ownerSafeRelease: A starts to release and is stopped inside its release
 // (white-box) or simply late (black-box); its lock expires and B takes it;
 // then A's release goes on. If C can then take the lock while B still
-// believes it holds, A's stale release removed B's lock.
+// believes it holds, A's stale release removed B's lock. On a technique
+// whose lock never expires, another client's DEL frees A's lock instead
+// (freeForever).
 func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 	l, err := e.locker(strategy.Config{TTL: shortTTL})
 	if err != nil {
@@ -36,6 +38,11 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		}
 		resumeA = resume
 	}
+	freed, err := e.freeForever(ctx, l.Properties(), "stale")
+	if err != nil {
+		fail(r, "free A's lock", err)
+		return
+	}
 	b, err := lockWithin(ctx, l, "stale") // comes once A's lock expired
 	if err != nil {
 		fail(r, "B Lock", err)
@@ -50,13 +57,13 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		tl.hold("B", tB, b.Deadline())
 		tl.hold("C", time.Now(), c.Deadline())
 		r.Violations = 1
-		r.Account = fmt.Sprintf("A's late Unlock (%v) deleted B's lock; C took it while B still held it", errOrOK(errA))
+		r.Account = fmt.Sprintf("%sA's late Unlock (%v) deleted B's lock; C took it while B still held it", freed, errOrOK(errA))
 		if ov := tl.overlaps(); len(ov) > 0 {
 			r.Account += ": " + ov[0].describe("stale")
 		}
 		_ = c.Unlock(ctx)
 	case errors.Is(err, strategy.ErrNotAcquired):
-		r.Account = fmt.Sprintf("A's late Unlock returned %v and left B's lock in place", errOrOK(errA))
+		r.Account = fmt.Sprintf("%sA's late Unlock returned %v and left B's lock in place", freed, errOrOK(errA))
 		_ = b.Unlock(ctx)
 	default:
 		fail(r, "C TryLock", err)

@@ -22,7 +22,7 @@ func scenarios() []scenario {
 	always := func(strategy.Properties) bool { return true }
 	return []scenario{
 		{name: "mutual-exclusion", property: "MutualExclusion", claimed: always, run: mutualExclusion},
-		{name: "crash-liveness", property: "Liveness", claimed: always, run: crashLiveness},
+		{name: "crash-liveness", property: "Liveness", claimed: expires, run: crashLiveness},
 		{name: "atomic-acquire", property: "AtomicAcquire",
 			claimed: func(p strategy.Properties) bool { return p.AtomicAcquire }, run: atomicAcquire},
 		{name: "owner-safe-release", property: "OwnerSafeRelease",
