@@ -63,6 +63,6 @@ if head == nil or head == member then
 	end
 end
 if waits then
-	L.join(line, seen, nowU, member, now, stale)
+	L.join(line, seen, nowU, member, now, stale, true)
 end
 return {0, redis.call("PTTL", lock)}

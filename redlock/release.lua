@@ -19,8 +19,11 @@ if ARGV[5] then
 	local L = waitLine()
 	L.join(KEYS[2], KEYS[3], ARGV[4], ARGV[5], L.nowMs(), tonumber(ARGV[3]))
 end
-if ARGV[2] and redis.call("EXISTS", KEYS[2]) == 1 then
+if ARGV[2] then
 	-- An undo does not wake its own waiter: it retries on its own timer.
-	waitLine().tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5])
+	local head = redis.call("ZRANGE", KEYS[2], 0, 0)[1]
+	if head and head ~= ARGV[5] then
+		waitLine().tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5], head)
+	end
 end
 return 1

@@ -39,13 +39,19 @@ local function waitLine()
 
 	-- join puts member in the line with order (once: a waiter's order never
 	-- changes) and marks it seen at now. The line's keys expire stale*4 ms
-	-- after the last attempt of a waiter: a line that outlives its waiters is
-	-- garbage.
-	function ops.join(line, seen, order, member, now, stale)
-		redis.call("ZADD", seen, now, member)
-		redis.call("ZADD", line, "NX", order, member)
-		redis.call("PEXPIRE", line, stale * 4)
-		redis.call("PEXPIRE", seen, stale * 4)
+	-- after the last join, or, when refresh is true, after the last attempt
+	-- of any waiter: a line that outlives its waiters is garbage. A line
+	-- ordered by arrival (lua_release) refreshes, since one that expired
+	-- under its waiters would be rebuilt in a new order; one ordered by the
+	-- Lock calls' tickets (redlock) is rebuilt in the same order, and saves
+	-- the two PEXPIREs on every refused attempt.
+	function ops.join(line, seen, order, member, now, stale, refresh)
+		local new = redis.call("ZADD", seen, now, member)
+		new = new + redis.call("ZADD", line, "NX", order, member)
+		if refresh or new > 0 then
+			redis.call("PEXPIRE", line, stale * 4)
+			redis.call("PEXPIRE", seen, stale * 4)
+		end
 	end
 
 	-- leave takes member out of the line.
@@ -75,11 +81,12 @@ local function waitLine()
 		return "handoff:" .. string.format("%.0f", fence) .. ":" .. waiter
 	end
 
-	-- tellHead publishes headNotice to the inbox of the head of the line,
-	-- unless the head is except, so that only the waiter whose turn it is
-	-- hurries. A member that is not lockzoo's is dropped.
-	function ops.tellHead(line, seen, channel, except)
-		local head = redis.call("ZRANGE", line, 0, 0)[1]
+	-- tellHead publishes headNotice to the inbox of the head of the line
+	-- (head, when the caller has read it already), unless the head is
+	-- except, so that only the waiter whose turn it is hurries. A member
+	-- that is not lockzoo's is dropped.
+	function ops.tellHead(line, seen, channel, except, head)
+		head = head or redis.call("ZRANGE", line, 0, 0)[1]
 		if not head or head == except then
 			return
 		end
