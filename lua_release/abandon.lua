@@ -6,7 +6,7 @@
 local L = waitLine()
 local handed = redis.call("GET", KEYS[1]) == ARGV[2]
 if handed then
-	L.readFence(KEYS[2]) -- a bad counter fails the script before it writes
+	waitLine("fence").readFence(KEYS[2]) -- a bad counter fails the script before it writes
 end
 L.leave(KEYS[3], KEYS[4], ARGV[1])
 if not handed then

@@ -44,7 +44,7 @@ end
 
 -- Handed to us by a release whose notice this attempt overtook.
 if waits and redis.call("GET", lock) == me then
-	return {2, waitLine().readFence(fence) or 0, redis.call("PTTL", lock)}
+	return {2, waitLine("fence").readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
 local L = waitLine()

@@ -15,8 +15,8 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		redis.call("DEL", lock)
 		return
 	end
-	local L = waitLine()
-	local stored = L.readFence(fence)
+	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
+	local stored = F.readFence(fence)
 	local now = L.nowMs()
 	L.dropStale(line, seen, now, stale)
 	local head = redis.call("ZRANGE", line, 0, 0)[1]
@@ -24,7 +24,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		redis.call("DEL", lock)
 		return
 	end
-	local ttl, locker, waiter = L.parseMember(head)
+	local ttl, locker, waiter = N.parseMember(head)
 	if not ttl then -- not ours: drop it
 		L.leave(line, seen, head)
 		redis.call("DEL", lock)
@@ -33,12 +33,12 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 	local last = tonumber(redis.call("ZSCORE", seen, head))
 	if last and last >= now - recent then
 		redis.call("SET", lock, waiter, "PX", ttl)
-		local f = L.writeFence(fence, L.nextFence(stored), ttl, retention)
+		local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)
-		redis.call("PUBLISH", L.inbox(channel, locker), L.handOffNotice(f, waiter))
+		redis.call("PUBLISH", N.inbox(channel, locker), N.handOffNotice(f, waiter))
 		return
 	end
 	redis.call("DEL", lock)
-	redis.call("PUBLISH", L.inbox(channel, locker), L.headNotice(waiter))
+	redis.call("PUBLISH", N.inbox(channel, locker), N.headNotice(waiter))
 end
 

@@ -39,7 +39,7 @@ end
 -- but did not take to the head of the line.
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
-		waitLine().tellHead(line, seen, channel)
+		waitLine("notice").tellHead(line, seen, channel)
 	end
 	return {status, n, released}
 end

@@ -10,9 +10,9 @@
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
 	return 0
 end
-local L = waitLine()
-local stored, f = L.readFence(KEYS[2]), tonumber(ARGV[2])
+local F = waitLine("fence")
+local stored, f = F.readFence(KEYS[2]), tonumber(ARGV[2])
 if not stored or stored < f then
-	L.writeFence(KEYS[2], f, ARGV[3], ARGV[4])
+	F.writeFence(KEYS[2], f, ARGV[3], ARGV[4])
 end
 return 1

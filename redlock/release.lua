@@ -23,7 +23,7 @@ if ARGV[2] then
 	-- An undo does not wake its own waiter: it retries on its own timer.
 	local head = redis.call("ZRANGE", KEYS[2], 0, 0)[1]
 	if head and head ~= ARGV[5] then
-		waitLine().tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5], head)
+		waitLine("notice").tellHead(KEYS[2], KEYS[3], ARGV[2], ARGV[5], head)
 	end
 end
 return 1

@@ -2,34 +2,110 @@
 -- with (package protocol; Script puts it in front). See doc.go for the layout
 -- and encodings.
 
--- waitLine returns the functions of the line of waiters, its notices, the
--- clock and the reading and writing of a fencing counter, as a table: a script builds it only
--- off its fast path (L = waitLine()), since every function a script
--- defines costs Redis time on every call.
-local function waitLine()
-	local ops = {}
-
+-- waitLine returns, built on demand off the scripts' fast paths, one
+-- group of functions as a table: every function a script defines costs
+-- Redis time on every call, so a script's fast path defines only waitLine
+-- and takeFence, and a slow path builds the group it needs:
+--   waitLine()         the line of waiters: nowUs, nowMs, dropStale, join,
+--                      leave;
+--   waitLine("notice") the encodings and the head notice: parseMember,
+--                      inbox, headNotice, handOffNotice, tellHead;
+--   waitLine("fence")  the fencing counter: readFence, nextFence,
+--                      writeFence, nowUs.
+local function waitLine(group)
 	-- nowUs is the server's time in µs.
-	function ops.nowUs()
+	local function nowUs()
 		local t = redis.call("TIME")
 		return tonumber(t[1]) * 1000000 + tonumber(t[2])
 	end
 
-	-- nowMs is the server's time in ms.
-	function ops.nowMs()
-		return math.floor(ops.nowUs() / 1000)
+	if group == "notice" then
+		-- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
+		-- (protocol.Member); nil for anything else.
+		local function parseMember(m)
+			return string.match(m, "^(%d+)/([^/]*)/(.+)$")
+		end
+
+		-- inbox is the channel of the Locker named locker for a lock whose
+		-- channel is channel (protocol.Inbox).
+		local function inbox(channel, locker)
+			return channel .. ":" .. locker
+		end
+
+		-- Notice bodies (protocol.Notice).
+		local function headNotice(waiter)
+			return "head:" .. waiter
+		end
+
+		local function handOffNotice(fence, waiter)
+			return "handoff:" .. string.format("%.0f", fence) .. ":" .. waiter
+		end
+
+		-- tellHead publishes headNotice to the inbox of the head of the line
+		-- (head, when the caller has read it already), unless the head is
+		-- except, so that only the waiter whose turn it is hurries. A member
+		-- that is not lockzoo's is dropped.
+		local function tellHead(line, seen, channel, except, head)
+			head = head or redis.call("ZRANGE", line, 0, 0)[1]
+			if not head or head == except then
+				return
+			end
+			local _, locker, waiter = parseMember(head)
+			if not locker then
+				redis.call("ZREM", line, head)
+				redis.call("ZREM", seen, head)
+				return
+			end
+			redis.call("PUBLISH", inbox(channel, locker), headNotice(waiter))
+		end
+		return {parseMember = parseMember, inbox = inbox, headNotice = headNotice, handOffNotice = handOffNotice, tellHead = tellHead}
+	elseif group == "fence" then
+		-- readFence returns the lock's fencing counter, or nil when there is none.
+		-- A counter that is not a decimal integer in [0, 2^53), or a key of
+		-- another type, fails the script before it writes anything, naming the key.
+		local function readFence(fence)
+			local v = redis.pcall("GET", fence)
+			if type(v) == "table" and v.err then
+				error({err = "ERR lockzoo: fencing counter " .. fence .. ": " .. v.err})
+			end
+			if not v then
+				return nil
+			end
+			local n = string.match(v, "^%d+$") and #v <= 16 and tonumber(v)
+			if not n or n >= 9007199254740992 then
+				error({err = "ERR lockzoo: fencing counter " .. fence .. " holds " .. string.sub(v, 1, 40) ..
+					", not an integer in [0, 2^53)"})
+			end
+			return n
+		end
+
+		-- nextFence is the fencing token of a new holder whose counter read
+		-- stored (readFence): stored + 1, or the server's clock in µs when there
+		-- is no counter.
+		local function nextFence(stored)
+			if stored then
+				return stored + 1
+			end
+			return nowUs()
+		end
+
+		-- writeFence stores the fencing token f, to expire retention ms after
+		-- the lock's ttl ms, and returns f.
+		local function writeFence(fence, f, ttl, retention)
+			redis.call("SET", fence, string.format("%.0f", f), "PX", tonumber(ttl) + tonumber(retention))
+			return f
+		end
+		return {readFence = readFence, nextFence = nextFence, writeFence = writeFence, nowUs = nowUs}
 	end
 
-	-- writeFence stores the fencing token f, to expire retention ms after
-	-- the lock's ttl ms, and returns f.
-	function ops.writeFence(fence, f, ttl, retention)
-		redis.call("SET", fence, string.format("%.0f", f), "PX", tonumber(ttl) + tonumber(retention))
-		return f
+	-- nowMs is the server's time in ms.
+	local function nowMs()
+		return math.floor(nowUs() / 1000)
 	end
 
 	-- dropStale takes the waiters unseen for `stale` ms (they gave up or
 	-- died) out of the line.
-	function ops.dropStale(line, seen, now, stale)
+	local function dropStale(line, seen, now, stale)
 		local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
 		if #gone > 0 then
 			redis.call("ZREM", line, unpack(gone))
@@ -45,7 +121,7 @@ local function waitLine()
 	-- under its waiters would be rebuilt in a new order; one ordered by the
 	-- Lock calls' tickets (redlock) is rebuilt in the same order, and saves
 	-- the two PEXPIREs on every refused attempt.
-	function ops.join(line, seen, order, member, now, stale, refresh)
+	local function join(line, seen, order, member, now, stale, refresh)
 		local new = redis.call("ZADD", seen, now, member)
 		new = new + redis.call("ZADD", line, "NX", order, member)
 		if refresh or new > 0 then
@@ -55,79 +131,11 @@ local function waitLine()
 	end
 
 	-- leave takes member out of the line.
-	function ops.leave(line, seen, member)
+	local function leave(line, seen, member)
 		redis.call("ZREM", line, member)
 		redis.call("ZREM", seen, member)
 	end
-
-	-- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
-	-- (protocol.Member); nil for anything else.
-	function ops.parseMember(m)
-		return string.match(m, "^(%d+)/([^/]*)/(.+)$")
-	end
-
-	-- inbox is the channel of the Locker named locker for a lock whose
-	-- channel is channel (protocol.Inbox).
-	function ops.inbox(channel, locker)
-		return channel .. ":" .. locker
-	end
-
-	-- Notice bodies (protocol.Notice).
-	function ops.headNotice(waiter)
-		return "head:" .. waiter
-	end
-
-	function ops.handOffNotice(fence, waiter)
-		return "handoff:" .. string.format("%.0f", fence) .. ":" .. waiter
-	end
-
-	-- tellHead publishes headNotice to the inbox of the head of the line
-	-- (head, when the caller has read it already), unless the head is
-	-- except, so that only the waiter whose turn it is hurries. A member
-	-- that is not lockzoo's is dropped.
-	function ops.tellHead(line, seen, channel, except, head)
-		head = head or redis.call("ZRANGE", line, 0, 0)[1]
-		if not head or head == except then
-			return
-		end
-		local _, locker, waiter = ops.parseMember(head)
-		if not locker then
-			ops.leave(line, seen, head)
-			return
-		end
-		redis.call("PUBLISH", ops.inbox(channel, locker), ops.headNotice(waiter))
-	end
-
-	-- readFence returns the lock's fencing counter, or nil when there is none.
-	-- A counter that is not a decimal integer in [0, 2^53), or a key of
-	-- another type, fails the script before it writes anything, naming the key.
-	function ops.readFence(fence)
-		local v = redis.pcall("GET", fence)
-		if type(v) == "table" and v.err then
-			error({err = "ERR lockzoo: fencing counter " .. fence .. ": " .. v.err})
-		end
-		if not v then
-			return nil
-		end
-		local n = string.match(v, "^%d+$") and #v <= 16 and tonumber(v)
-		if not n or n >= 9007199254740992 then
-			error({err = "ERR lockzoo: fencing counter " .. fence .. " holds " .. string.sub(v, 1, 40) ..
-				", not an integer in [0, 2^53)"})
-		end
-		return n
-	end
-
-	-- nextFence is the fencing token of a new holder whose counter read
-	-- stored (readFence): stored + 1, or the server's clock in µs when there
-	-- is no counter.
-	function ops.nextFence(stored)
-		if stored then
-			return stored + 1
-		end
-		return ops.nowUs()
-	end
-
-	return ops
+	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave}
 end
 
 -- takeFence gives the holder that has just SET lock its fencing token, on
@@ -151,8 +159,8 @@ local function takeFence(lock, fence, ttl, retention)
 			", not an integer in [0, 2^53)"
 	end
 	if f == 1 then
-		local L = waitLine()
-		return L.writeFence(fence, L.nowUs(), ttl, retention)
+		local F = waitLine("fence")
+		return F.writeFence(fence, F.nowUs(), ttl, retention)
 	end
 	return f
 end

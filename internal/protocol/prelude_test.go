@@ -25,7 +25,7 @@ func TestEncodingsAgreeWithLua(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	t.Run("member: Go encodes, Lua parses", func(t *testing.T) {
 		m := protocol.Member{TTL: 1500 * time.Millisecond, Locker: "L-1", Waiter: "w/x:y"}
-		got, err := redis.Strings(run(t, node, 0, `local ttl, locker, waiter = waitLine().parseMember(ARGV[1])
+		got, err := redis.Strings(run(t, node, 0, `local ttl, locker, waiter = waitLine("notice").parseMember(ARGV[1])
 return {ttl, locker, waiter}`, m.String()))
 		want := []string{"1500", m.Locker, m.Waiter}
 		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
@@ -34,14 +34,14 @@ return {ttl, locker, waiter}`, m.String()))
 	})
 	t.Run("member: Lua refuses what Go refuses", func(t *testing.T) {
 		for _, s := range []string{"x/L/w", "10/L", "10/L/"} {
-			got, err := run(t, node, 0, `return waitLine().parseMember(ARGV[1]) and 1 or 0`, s)
+			got, err := run(t, node, 0, `return waitLine("notice").parseMember(ARGV[1]) and 1 or 0`, s)
 			if n, _ := redis.Int(got, err); n != 0 {
 				t.Errorf("parseMember(%q) parsed; want nil, as ParseMember refuses it", s)
 			}
 		}
 	})
 	t.Run("notices: Lua encodes, Go parses", func(t *testing.T) {
-		got, err := redis.Strings(run(t, node, 0, `local L = waitLine()
+		got, err := redis.Strings(run(t, node, 0, `local L = waitLine("notice")
 return {L.headNotice(ARGV[1]), L.handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w:1", "1764581234567890"))
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +55,7 @@ return {L.headNotice(ARGV[1]), L.handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w
 	})
 	t.Run("inbox", func(t *testing.T) {
 		lock := protocol.LockKey("app:", "k")
-		got, err := redis.String(run(t, node, 0, `return waitLine().inbox(ARGV[1], ARGV[2])`, protocol.Channel(lock), "L-1"))
+		got, err := redis.String(run(t, node, 0, `return waitLine("notice").inbox(ARGV[1], ARGV[2])`, protocol.Channel(lock), "L-1"))
 		if want := protocol.Inbox(lock, "L-1"); err != nil || got != want {
 			t.Errorf("inbox = %q, %v; want %q", got, err, want)
 		}
@@ -66,7 +66,7 @@ return {L.headNotice(ARGV[1]), L.handOffNotice(tonumber(ARGV[2]), ARGV[1])}`, "w
 // counters a script may find.
 func TestFenceCounter(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
-	const script = `local L = waitLine()
+	const script = `local L = waitLine("fence")
 local f = L.writeFence(KEYS[1], L.nextFence(L.readFence(KEYS[1])), ARGV[1], ARGV[2])
 return {string.format("%.0f", f), redis.call("PTTL", KEYS[1])}`
 	tests := []struct {
