@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -38,7 +39,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // gone when GET looked, so the pass should start over at SETNX.
 func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Attempt) (g engine.Acquired, again bool, err error) {
 	now := t.clock()
-	exp, validity := expiryAt(now, a.TTL)
+	exp, validity := stamp.ExpiryAt(now, a.TTL)
 	won := engine.Acquired{Value: exp.String(), Validity: validity}
 
 	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
@@ -61,11 +62,11 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	case err != nil:
 		return engine.Acquired{}, false, fmt.Errorf("GET %q: %w", a.Key, err)
 	}
-	stored, ok := parseStamp(cur)
+	stored, ok := stamp.Parse(cur)
 	if !ok {
-		return engine.Acquired{}, false, notTimestamp(a.Key, cur) // never GETSET over it
+		return engine.Acquired{}, false, stamp.NotTimestamp(ErrNotTimestamp, a.Key, cur) // never GETSET over it
 	}
-	if !stored.passed(now) {
+	if !stored.Passed(now) {
 		return engine.Acquired{}, false, fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
 	}
 
@@ -82,13 +83,13 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	case err != nil:
 		return engine.Acquired{}, false, fmt.Errorf("GETSET %q: %w", a.Key, err)
 	}
-	prev, ok := parseStamp(old)
+	prev, ok := stamp.Parse(old)
 	if !ok {
 		// Replaced by a foreign value between GET and GETSET, which has
 		// already overwritten it: put it back if nobody wrote since.
 		return engine.Acquired{}, false, restore(ctx, c, a.Key, exp.String(), old)
 	}
-	if !prev.passed(now) {
+	if !prev.Passed(now) {
 		// Another waiter's GETSET came first. Ours has already replaced
 		// its expiry time with our own: the article's known flaw.
 		return engine.Acquired{}, false, fmt.Errorf("%q: %w: another waiter took it over first (its time %d is now overwritten with %d)", a.Key, strategy.ErrNotAcquired, prev, exp)

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -16,7 +17,7 @@ import (
 // the key if this client's clock says the lease's own expiry time has not
 // passed. It does not look at what the key holds.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	exp, ok := parseStamp(h.Value)
+	exp, ok := stamp.Parse(h.Value)
 	if !ok {
 		return fmt.Errorf("lease value %q is not a timestamp", h.Value)
 	}
@@ -49,7 +50,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // it regardless.
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	now := t.clock()
-	exp, validity := expiryAt(now, ttl)
+	exp, validity := stamp.ExpiryAt(now, ttl)
 	var g engine.Acquired
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		old, err := redis.String(engine.DoContext(ctx, c, "GETSET", h.Key, exp.String()))
@@ -62,7 +63,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 			g = engine.Acquired{Value: exp.String(), Validity: validity}
 			return nil
 		}
-		if _, ok := parseStamp(old); !ok {
+		if _, ok := stamp.Parse(old); !ok {
 			return fmt.Errorf("%w: %w", strategy.ErrNotHeld, restore(ctx, c, h.Key, exp.String(), old))
 		}
 		return fmt.Errorf("%w: another holder's time %s was there, and GETSET has overwritten it with %d", strategy.ErrNotHeld, old, exp)

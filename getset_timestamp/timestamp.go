@@ -4,52 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/stamp"
 )
-
-// stamp is an expiry time in Unix milliseconds, as stored in the lock key.
-type stamp int64
-
-// expiryAt returns the expiry time of a lock of length ttl taken at now,
-// and the lock's validity counted from now. The expiry is truncated to the
-// millisecond, so the validity is at most ttl.
-func expiryAt(now time.Time, ttl time.Duration) (stamp, time.Duration) {
-	exp := now.UnixMilli() + max(ttl.Milliseconds(), 1)
-	return stamp(exp), time.UnixMilli(exp).Sub(now)
-}
-
-// String formats s as the value stored in Redis: decimal Unix milliseconds.
-func (s stamp) String() string { return strconv.FormatInt(int64(s), 10) }
-
-// passed reports whether s lies before now, the article's `now > stored`.
-func (s stamp) passed(now time.Time) bool { return int64(s) < now.UnixMilli() }
-
-// parseStamp reads a stored value: a non-negative decimal integer of Unix
-// milliseconds. ok is false for anything else.
-func parseStamp(v string) (s stamp, ok bool) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return stamp(n), true
-}
-
-// maxShown bounds how much of a foreign value an error message quotes.
-const maxShown = 64
-
-// notTimestamp builds the error for a key that holds value, which is not a
-// timestamp. It wraps ErrNotTimestamp and names the key and the value.
-func notTimestamp(key, value string) error {
-	if len(value) > maxShown {
-		value = value[:maxShown] + "..."
-	}
-	return fmt.Errorf("%w: key %q holds %q", ErrNotTimestamp, key, value)
-}
 
 // restore is called when GETSET returned old, a value that is not a
 // timestamp, after writing ours over it: the value changed between the GET
@@ -59,7 +19,7 @@ func notTimestamp(key, value string) error {
 // cleared it). It returns an error wrapping ErrNotTimestamp that says
 // whether the value was put back.
 func restore(ctx context.Context, c redis.Conn, key, ours, old string) error {
-	bad := notTimestamp(key, old)
+	bad := stamp.NotTimestamp(ErrNotTimestamp, key, old)
 	restored, err := restoreOnce(ctx, c, key, ours, old)
 	switch {
 	case err != nil:

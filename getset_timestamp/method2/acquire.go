@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -18,7 +19,7 @@ import (
 // only).
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	now := t.clock()
-	exp, validity := expiryAt(now, a.TTL)
+	exp, validity := stamp.ExpiryAt(now, a.TTL)
 	won := engine.Acquired{Value: exp.String(), Validity: validity}
 	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		ok, err := setnx(ctx, c, a.Key, exp)
@@ -34,11 +35,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 			return fmt.Errorf("GET %q: %w", a.Key, err)
 		}
 		if !gone {
-			stored, ok := parseStamp(cur)
+			stored, ok := stamp.Parse(cur)
 			if !ok {
-				return notTimestamp(a.Key, cur) // never DEL another application's key
+				return stamp.NotTimestamp(ErrNotTimestamp, a.Key, cur) // never DEL another application's key
 			}
-			if !stored.passed(now) {
+			if !stored.Passed(now) {
 				return fmt.Errorf("%q: %w: held until %d by this client's clock", a.Key, strategy.ErrNotAcquired, stored)
 			}
 		}
@@ -75,7 +76,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 }
 
 // setnx sends SETNX key exp and reports whether it was set.
-func setnx(ctx context.Context, c redis.Conn, key string, exp stamp) (bool, error) {
+func setnx(ctx context.Context, c redis.Conn, key string, exp stamp.Stamp) (bool, error) {
 	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", key, exp.String()))
 	if err != nil {
 		return false, fmt.Errorf("SETNX %q: %w", key, err)
