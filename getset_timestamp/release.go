@@ -29,19 +29,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := fault.At(ctx, fault.GetSetTimestampReleaseAfterCheck); err != nil {
 		return err
 	}
-	var n int
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		var err error
-		n, err = engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
-		return err
-	})
-	switch {
-	case err != nil:
-		return fmt.Errorf("DEL %q: %w", h.Key, err)
-	case n == 0:
-		return fmt.Errorf("%w: the key was already gone", strategy.ErrNotHeld)
-	}
-	return nil
+	return engine.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend writes a later expiry time with GETSET, without an owner check,

@@ -119,19 +119,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // (with the release notice pipelined). It reports strategy.ErrNotHeld only
 // when there was no key to delete.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	var n int
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		var err error
-		n, err = engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
-		return err
-	})
-	switch {
-	case err != nil:
-		return err // names the DEL
-	case n == 0:
-		return fmt.Errorf("%w: the key was already gone", strategy.ErrNotHeld)
-	}
-	return nil
+	return engine.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend is unsupported: the article has no extend, and the key has no

@@ -88,19 +88,7 @@ func setnx(ctx context.Context, c redis.Conn, key string, exp stamp.Stamp) (bool
 // (with the release notice pipelined), without looking at the value or the
 // clock. It reports strategy.ErrNotHeld only when there was no key.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	var n int
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		var err error
-		n, err = engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
-		return err
-	})
-	switch {
-	case err != nil:
-		return err // names the DEL
-	case n == 0:
-		return fmt.Errorf("%w: the key was already gone", strategy.ErrNotHeld)
-	}
-	return nil
+	return engine.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend is unsupported: the article has none.

@@ -45,5 +45,6 @@
 // Shared Redis steps live here too, once: bounded calls (Do, Eval,
 // DoContext), the WATCH/MULTI/EXEC owner-checked transaction (Watched), the
 // SET NX EX acquire of the articles (SetNXEX) and the pipelined DEL and
-// PUBLISH (DeleteAndPublish).
+// PUBLISH (DeleteAndPublish, and DeleteHeld, the release without an
+// owner check).
 package engine

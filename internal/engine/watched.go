@@ -112,3 +112,25 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 	}
 	return n, nil
 }
+
+// DeleteHeld is the release without an owner check of the article
+// techniques that have none (getset_timestamp and its methods 1 and 2): DEL
+// whatever h's key holds, with the release notice on h.Channel, in one
+// round trip on a connection from pool. It returns an error wrapping
+// strategy.ErrNotHeld only when there was no key to delete, and the Redis
+// failure otherwise.
+func DeleteHeld(ctx context.Context, pool strategy.Pool, h Held) error {
+	var n int
+	err := WithConn(ctx, pool, func(c redis.Conn) error {
+		var err error
+		n, err = DeleteAndPublish(ctx, c, h.Key, h.Channel)
+		return err
+	})
+	switch {
+	case err != nil:
+		return err // DeleteAndPublish names the DEL
+	case n == 0:
+		return fmt.Errorf("%w: the key was already gone", strategy.ErrNotHeld)
+	}
+	return nil
+}
