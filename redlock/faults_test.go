@@ -138,6 +138,9 @@ func TestOneNodeFrozen(t *testing.T) {
 		return nil
 	})
 	quick("Unlock()", func() error { return lease.Unlock(ctx) })
+	// Unlock returns once a quorum deleted the lock; the other live node's
+	// release finishes in the background (see Release).
+	waitIdle(t, l)
 	wantValues(t, nodes[:4], protocol.LockKey("lock:", "k"), repeat("", 4))
 }
 
