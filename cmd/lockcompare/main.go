@@ -19,6 +19,12 @@
 // measurement failed, and 2 for bad flags. `make compare` runs it; the
 // README's "Reading make compare" explains the columns.
 //
+// `lockcompare check -addrs h1:6379,...` instead checks existing servers
+// for the settings that break a technique's claimed properties (eviction,
+// persistence, replication, version and commands, cluster slots, the
+// user's access, the independence of redlock's masters); its body is
+// internal/check, and the README's "Checking a deployment" explains it.
+//
 // The command's body is internal/compare; this wrapper passes it every
 // lockzoo technique (peers/cmd/comparepeers adds the peer libraries).
 package main
@@ -29,13 +35,19 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/lockzoo/lockzoo/internal/check"
 	"github.com/lockzoo/lockzoo/internal/compare"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := compare.Run(ctx, techniques.All(), os.Args[1:], os.Stdout, os.Stderr)
+	var code int
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		code = check.Run(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else {
+		code = compare.Run(ctx, techniques.All(), os.Args[1:], os.Stdout, os.Stderr)
+	}
 	stop()
 	os.Exit(code)
 }
