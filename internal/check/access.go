@@ -65,21 +65,29 @@ func checkAccess(ctx context.Context, n *node, prefix string) Finding {
 	}
 	if len(refused) == 0 {
 		f.Status = OK
-		f.Value = fmt.Sprintf("user %s: every command lockzoo sends, keys and channels under %q permitted", user, prefix)
+		f.Value = fmt.Sprintf("user %s: every command, key and channel tried under %q permitted", user, prefix)
 		f.Why = strings.TrimSuffix(f.Why, "; ")
 		return f
 	}
-	var parts []string
+	var order []string
+	byErr := map[string][]string{}
 	broken := map[string]bool{}
 	for _, r := range refused {
-		where := ""
+		name := r.cmd
 		if r.script {
-			where = " (in a script)"
+			name += " (in a script)"
 		}
-		parts = append(parts, r.cmd+where+": "+r.err)
+		if _, seen := byErr[r.err]; !seen {
+			order = append(order, r.err)
+		}
+		byErr[r.err] = append(byErr[r.err], name)
 		for _, t := range refusedFor(r) {
 			broken[t] = true
 		}
+	}
+	var parts []string
+	for _, e := range order {
+		parts = append(parts, strings.Join(byErr[e], ", ")+": "+e)
 	}
 	f.Value = fmt.Sprintf("user %s: refused %s", user, strings.Join(parts, "; "))
 	for _, t := range allTechniques() {
