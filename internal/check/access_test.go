@@ -1,0 +1,90 @@
+package check
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lockzoo/lockzoo/internal/redistest"
+)
+
+// TestAccess starts one node with an ACL user per case, each missing one
+// right lockzoo needs (or none), connects as that user (through each of the
+// auth flags) and asserts the access finding.
+func TestAccess(t *testing.T) {
+	t.Parallel()
+	users := []redistest.ACLUser{
+		{Name: "confined", Rules: "on >pw resetchannels ~lock:* &lock:* +@all"},
+		{Name: "nokeys", Rules: "on >pw resetchannels ~other:* &lock:* +@all"},
+		{Name: "nochannels", Rules: "on >pw resetchannels ~lock:* +@all"},
+		{Name: "noscripts", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -@scripting"},
+		{Name: "noclient", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -client"},
+		{Name: "noconfig", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -config"},
+	}
+	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithACL(users...))[0]
+	byFlags := func(user string) []string { return []string{"-addrs", node.Addr(), "-user", user, "-pass", "pw"} }
+	byURL := func(user string) []string { return []string{"-addrs", "redis://" + user + ":pw@" + node.Addr()} }
+	byCLI := func(user string) []string { return []string{"-u", "redis://" + node.Addr(), "--user", user, "-a", "pw"} }
+	tests := []struct {
+		user    string
+		args    []string
+		status  Status
+		value   string   // the access value contains it
+		victims []string // the techniques that cannot run
+	}{
+		{"confined", byFlags("confined"), OK, "user confined: every command", nil},
+		{"nokeys", byURL("nokeys"), Hazard, "no permissions to access one of the keys", allTechniques()},
+		{"nochannels", byCLI("nochannels"), Hazard, "PUBLISH, SUBSCRIBE: NOPERM this user has no permissions to access one of the channels", allTechniques()},
+		{"noscripts", byFlags("noscripts"), Hazard, "EVALSHA: NOPERM", scripted()},
+		{"noclient", byURL("noclient"), Hazard, "CLIENT SETNAME: NOPERM", []string{redlock}},
+		{"noconfig", byCLI("noconfig"), OK, "user noconfig: every command", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			t.Parallel()
+			rep, code := runJSON(t, tc.args...)
+			f := findingOf(t, rep, node.Addr(), FamilyAccess)
+			if f.Status != tc.status {
+				t.Errorf("access status = %s, want %s (%+v)", f.Status, tc.status, f)
+			}
+			mustContain(t, "access value", f.Value, tc.value)
+			if got := brokenBy(f, Runs); !slices.Equal(got, tc.victims) {
+				t.Errorf("access breaks Runs of %v, want %v", got, tc.victims)
+			}
+			if tc.status == Hazard && code != ExitHazard {
+				t.Errorf("exit status %d, want %d", code, ExitHazard)
+			}
+		})
+	}
+	t.Run("config refused", func(t *testing.T) {
+		t.Parallel()
+		rep, code := runJSON(t, byFlags("noconfig")...)
+		// appendonly comes from INFO (aof_enabled); appendfsync only
+		// from CONFIG GET, which this user may not run: unknown, not a
+		// guess.
+		f := findingOf(t, rep, node.Addr(), FamilyPersistence)
+		if f.Status != Unknown || f.Value != "unknown" {
+			t.Errorf("persistence = %+v, want unknown", f)
+		}
+		mustContain(t, "persistence why", f.Why, "CONFIG GET appendfsync refused: NOPERM")
+		// INFO memory reports maxmemory and its policy exactly.
+		if f := findingOf(t, rep, node.Addr(), FamilyEviction); f.Status != OK {
+			t.Errorf("eviction = %+v, want ok from INFO memory", f)
+		}
+		if code != ExitClean {
+			t.Errorf("exit status %d, want %d: an unknown is no hazard", code, ExitClean)
+		}
+	})
+	t.Cleanup(func() { assertEmpty(t, node) })
+}
+
+// TestWrongPassword: authentication that fails means the check cannot
+// run.
+func TestWrongPassword(t *testing.T) {
+	t.Parallel()
+	node := redistest.Start(t, 1, redistest.WithACL(redistest.ACLUser{Name: "app", Rules: "on >pw ~* &* +@all"}))[0]
+	rep, code := runJSON(t, "-addrs", node.Addr(), "-user", "app", "-pass", "wrong")
+	if code != ExitCannot || len(rep.Unreachable) != 1 {
+		t.Fatalf("exit status %d, unreachable %q; want %d and one entry", code, rep.Unreachable, ExitCannot)
+	}
+	mustContain(t, "unreachable", rep.Unreachable[0], "WRONGPASS")
+}
