@@ -23,7 +23,9 @@ func TestAccess(t *testing.T) {
 	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithACL(users...))[0]
 	byFlags := func(user string) []string { return []string{"-addrs", node.Addr(), "-user", user, "-pass", "pw"} }
 	byURL := func(user string) []string { return []string{"-addrs", "redis://" + user + ":pw@" + node.Addr()} }
-	byCLI := func(user string) []string { return []string{"-u", "redis://" + node.Addr(), "--user", user, "-a", "pw"} }
+	byCLI := func(user string) []string {
+		return []string{"-u", "redis://" + node.Addr(), "--user", user, "-a", "pw"}
+	}
 	tests := []struct {
 		user    string
 		args    []string
