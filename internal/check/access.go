@@ -164,8 +164,14 @@ func tryTransaction(ctx context.Context, n *node, s scratch) []refusal {
 		{"PUBLISH", s.channel, "lockcompare check"},
 		{"DEL", s.lock},
 	}
-	if err := n.conn.Send("MULTI"); err != nil {
-		return append(refused, refusal{cmd: "MULTI", err: err.Error()})
+	// MULTI first, alone: were it refused, the commands would run one by
+	// one, GETSET's key without an expiry for a moment.
+	if _, err := redis.DoContext(n.conn, ctx, "MULTI"); err != nil {
+		refused = append(refused, refusal{cmd: "MULTI", err: err.Error()})
+		if _, err := redis.DoContext(n.conn, ctx, "UNWATCH"); err != nil {
+			refused = append(refused, refusal{cmd: "UNWATCH", err: err.Error()})
+		}
+		return refused
 	}
 	for _, c := range cmds {
 		if err := n.conn.Send(c[0].(string), c[1:]...); err != nil {
@@ -176,10 +182,7 @@ func tryTransaction(ctx context.Context, n *node, s scratch) []refusal {
 		return append(refused, refusal{cmd: "EXEC", err: err.Error()})
 	}
 	if err := n.conn.Flush(); err != nil {
-		return append(refused, refusal{cmd: "MULTI", err: err.Error()})
-	}
-	if _, err := redis.ReceiveContext(n.conn, ctx); err != nil {
-		refused = append(refused, refusal{cmd: "MULTI", err: err.Error()})
+		return append(refused, refusal{cmd: "EXEC", err: err.Error()})
 	}
 	queued := true
 	for _, c := range cmds {

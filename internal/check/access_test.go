@@ -19,6 +19,7 @@ func TestAccess(t *testing.T) {
 		{Name: "noscripts", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -@scripting"},
 		{Name: "noclient", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -client"},
 		{Name: "noconfig", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -config"},
+		{Name: "nomulti", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -multi"},
 	}
 	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithACL(users...))[0]
 	byFlags := func(user string) []string { return []string{"-addrs", node.Addr(), "-user", user, "-pass", "pw"} }
@@ -39,6 +40,7 @@ func TestAccess(t *testing.T) {
 		{"noscripts", byFlags("noscripts"), Hazard, "EVALSHA: NOPERM", scripted()},
 		{"noclient", byURL("noclient"), Hazard, "CLIENT SETNAME: NOPERM", []string{redlock}},
 		{"noconfig", byCLI("noconfig"), OK, "user noconfig: every command", nil},
+		{"nomulti", byFlags("nomulti"), Hazard, "MULTI: NOPERM", allTechniques()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {
