@@ -59,25 +59,6 @@ func TestAccess(t *testing.T) {
 			}
 		})
 	}
-	t.Run("config refused", func(t *testing.T) {
-		t.Parallel()
-		rep, code := runJSON(t, byFlags("noconfig")...)
-		// appendonly comes from INFO (aof_enabled); appendfsync only
-		// from CONFIG GET, which this user may not run: unknown, not a
-		// guess.
-		f := findingOf(t, rep, node.Addr(), FamilyPersistence)
-		if f.Status != Unknown || f.Value != "unknown" {
-			t.Errorf("persistence = %+v, want unknown", f)
-		}
-		mustContain(t, "persistence why", f.Why, "CONFIG GET appendfsync refused: NOPERM")
-		// INFO memory reports maxmemory and its policy exactly.
-		if f := findingOf(t, rep, node.Addr(), FamilyEviction); f.Status != OK {
-			t.Errorf("eviction = %+v, want ok from INFO memory", f)
-		}
-		if code != ExitClean {
-			t.Errorf("exit status %d, want %d: an unknown is no hazard", code, ExitClean)
-		}
-	})
 	t.Cleanup(func() { assertEmpty(t, node) })
 }
 
@@ -91,4 +72,54 @@ func TestWrongPassword(t *testing.T) {
 		t.Fatalf("exit status %d, unreachable %q; want %d and one entry", code, rep.Unreachable, ExitCannot)
 	}
 	mustContain(t, "unreachable", rep.Unreachable[0], "WRONGPASS")
+}
+
+// TestRefusedReads connects as users that may not run CONFIG GET, INFO or
+// either: what they hide is unknown, with the server's reason, and what
+// the other command reports exactly is still read.
+func TestRefusedReads(t *testing.T) {
+	t.Parallel()
+	users := []redistest.ACLUser{
+		{Name: "noconfig", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -config"},
+		{Name: "noinfo", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -info"},
+		{Name: "neither", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -config -info"},
+	}
+	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithACL(users...))[0]
+	families := []string{FamilyEviction, FamilyPersistence, FamilyReplication, FamilyVersion, FamilyCluster, FamilyAccess}
+	tests := []struct {
+		user string
+		want []Status // per family, in the order above
+		why  string   // the first unknown's reason contains it
+		exit int
+	}{
+		// maxmemory and its policy from INFO memory, appendonly from
+		// aof_enabled, but appendfsync only from CONFIG GET.
+		{"noconfig", []Status{OK, Unknown, OK, OK, OK, OK}, "CONFIG GET appendfsync refused: NOPERM", ExitClean},
+		// redlock's restart guard reads INFO server: access breaks it.
+		{"noinfo", []Status{OK, OK, Unknown, Unknown, Unknown, Hazard}, "INFO: NOPERM", ExitHazard},
+		{"neither", []Status{Unknown, Unknown, Unknown, Unknown, Unknown, Hazard}, "CONFIG GET maxmemory-policy refused: NOPERM", ExitHazard},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			t.Parallel()
+			rep, code := runJSON(t, "-addrs", node.Addr(), "-user", tc.user, "-pass", "pw")
+			why := ""
+			for i, fam := range families {
+				f := findingOf(t, rep, node.Addr(), fam)
+				if f.Status != tc.want[i] {
+					t.Errorf("%s = %+v, want status %s", fam, f, tc.want[i])
+				}
+				if f.Status == Unknown && why == "" {
+					why = f.Why
+					if f.Value != "unknown" {
+						t.Errorf("%s value = %q, want \"unknown\"", fam, f.Value)
+					}
+				}
+			}
+			mustContain(t, "first unknown's reason", why, tc.why)
+			if code != tc.exit {
+				t.Errorf("exit status %d, want %d", code, tc.exit)
+			}
+		})
+	}
 }
