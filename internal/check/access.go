@@ -65,7 +65,7 @@ func checkAccess(ctx context.Context, n *node, prefix string) Finding {
 	}
 	if len(refused) == 0 {
 		f.Status = OK
-		f.Value = fmt.Sprintf("user %s: every command, key and channel tried under %q permitted", user, prefix)
+		f.Value = fmt.Sprintf("user %s: all tried under %q permitted", user, prefix)
 		f.Why = strings.TrimSuffix(f.Why, "; ")
 		return f
 	}
@@ -103,9 +103,14 @@ func checkAccess(ctx context.Context, n *node, prefix string) Finding {
 }
 
 // refusedFor names the techniques a refusal stops: all of them when a key
-// or a channel under the prefix is refused, or an engine command.
+// or a channel under the prefix is refused (NOPERM, or "can't access" in
+// a script), when the node is read-only or out of memory, or for an engine
+// command; the scripted techniques for a command refused in a script; the
+// techniques that send it otherwise.
 func refusedFor(r refusal) []string {
-	if strings.Contains(r.err, "key") || strings.Contains(r.err, "channel") || strings.HasPrefix(r.err, "READONLY") || strings.HasPrefix(r.err, "OOM") {
+	denied := strings.HasPrefix(r.err, "NOPERM") || strings.Contains(r.err, "can't")
+	if denied && (strings.Contains(r.err, "key") || strings.Contains(r.err, "channel")) ||
+		strings.HasPrefix(r.err, "READONLY") || strings.HasPrefix(r.err, "OOM") {
 		return allTechniques()
 	}
 	if r.script {

@@ -34,12 +34,12 @@ func TestAccess(t *testing.T) {
 		value   string   // the access value contains it
 		victims []string // the techniques that cannot run
 	}{
-		{"confined", byFlags("confined"), OK, "user confined: every command", nil},
+		{"confined", byFlags("confined"), OK, "user confined: all tried under \"lock:\" permitted", nil},
 		{"nokeys", byURL("nokeys"), Hazard, "no permissions to access one of the keys", allTechniques()},
 		{"nochannels", byCLI("nochannels"), Hazard, "PUBLISH, SUBSCRIBE: NOPERM this user has no permissions to access one of the channels", allTechniques()},
 		{"noscripts", byFlags("noscripts"), Hazard, "EVALSHA: NOPERM", scripted()},
 		{"noclient", byURL("noclient"), Hazard, "CLIENT SETNAME: NOPERM", []string{redlock}},
-		{"noconfig", byCLI("noconfig"), OK, "user noconfig: every command", nil},
+		{"noconfig", byCLI("noconfig"), OK, "user noconfig: all tried", nil},
 		{"nomulti", byFlags("nomulti"), Hazard, "MULTI: NOPERM", allTechniques()},
 	}
 	for _, tc := range tests {

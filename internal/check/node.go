@@ -82,19 +82,16 @@ func open(ctx context.Context, t target) (*node, error) {
 // is none.
 func (n *node) readSetting(ctx context.Context, setting string) {
 	reply, err := redis.StringMap(redis.DoContext(n.conn, ctx, "CONFIG", "GET", setting))
-	switch {
-	case err != nil:
+	if err != nil {
 		n.configErr[setting] = fmt.Errorf("CONFIG GET %s refused: %w", setting, err)
-	case reply[setting] == "" && !hasKey(reply, setting):
-		n.configErr[setting] = fmt.Errorf("CONFIG GET %s returned nothing (the server hides it)", setting)
-	default:
-		n.config[setting] = reply[setting]
+		return
 	}
-}
-
-func hasKey(m map[string]string, k string) bool {
-	_, ok := m[k]
-	return ok
+	v, ok := reply[setting]
+	if !ok {
+		n.configErr[setting] = fmt.Errorf("CONFIG GET %s returned nothing (the server hides it)", setting)
+		return
+	}
+	n.config[setting] = v
 }
 
 // close ends the node's connection.

@@ -9,16 +9,14 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// Versions the techniques need.
-var (
-	// minVersion has SET with NX and PX, which every technique's engine
-	// sends.
-	minVersion = version{2, 6, 12}
-	// minScriptVersion replicates a script's effects by default, which
-	// lets lua_release's and redlock's scripts read TIME before they
-	// write.
-	minScriptVersion = version{5, 0, 0}
-)
+// minVersion is the first Redis with SET's NX and PX options, which every
+// technique's engine sends.
+func minVersion() version { return version{2, 6, 12} }
+
+// minScriptVersion is the first Redis that replicates a script's effects
+// by default, which lets lua_release's and redlock's scripts read TIME
+// before they write.
+func minScriptVersion() version { return version{5, 0, 0} }
 
 // version is a Redis version, major.minor.patch.
 type version [3]int
@@ -73,16 +71,16 @@ func checkVersion(ctx context.Context, n *node) Finding {
 	broken := map[string]bool{}
 	var why []string
 	switch {
-	case v.less(minVersion):
+	case v.less(minVersion()):
 		for _, t := range allTechniques() {
 			broken[t] = true
 		}
-		why = append(why, fmt.Sprintf("SET NX PX needs Redis %v", minVersion))
-	case v.less(minScriptVersion):
+		why = append(why, fmt.Sprintf("SET NX PX needs Redis %v", minVersion()))
+	case v.less(minScriptVersion()):
 		for _, t := range scripted() {
 			broken[t] = true
 		}
-		why = append(why, fmt.Sprintf("the scripts read TIME before writing, which needs Redis %v", minScriptVersion))
+		why = append(why, fmt.Sprintf("the scripts read TIME before writing, which needs Redis %v", minScriptVersion()))
 	}
 	for _, cmd := range missing {
 		for _, t := range usersOf(cmd) {
@@ -103,7 +101,7 @@ func checkVersion(ctx context.Context, n *node) Finding {
 	}
 	f.Status = Hazard
 	f.Why = strings.Join(why, "; ")
-	f.Change = fmt.Sprintf("run Redis %v or later (lockzoo is tested on 7) with the commands under their own names (no rename-command)", minScriptVersion)
+	f.Change = fmt.Sprintf("run Redis %v or later (lockzoo is tested on 7) with the commands under their own names (no rename-command)", minScriptVersion())
 	return f
 }
 
