@@ -31,6 +31,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -42,12 +43,17 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	var code int
-	if len(os.Args) > 1 && os.Args[1] == "check" {
-		code = check.Run(ctx, os.Args[2:], os.Stdout, os.Stderr)
-	} else {
-		code = compare.Run(ctx, techniques.All(), os.Args[1:], os.Stdout, os.Stderr)
-	}
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// run is the command without the process around it: "check" as the first
+// argument runs internal/check on the rest, anything else internal/compare
+// on every technique. It returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return check.Run(ctx, args[1:], stdout, stderr)
+	}
+	return compare.Run(ctx, techniques.All(), args, stdout, stderr)
 }
