@@ -2,12 +2,15 @@ package check
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +63,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	prefix := fs.String("prefix", "lock:", "the key `prefix` the service's Lockers use (strategy.Config.Prefix)")
 	asJSON := fs.Bool("json", false, "print the findings as JSON instead of the table")
 	fs.Var(&techs, "techniques", "comma-separated techniques the service uses; hazards to the others become notes (default all: "+strings.Join(allTechniques(), ",")+")")
+	useTLS := fs.Bool("tls", false, "connect to host:port addresses over TLS (redis-cli --tls); a URL's scheme decides for itself")
+	caCert := fs.String("cacert", "", "PEM `file` of the CA certificates that sign the servers' (redis-cli --cacert); default the system's")
+	insecure := fs.Bool("insecure", false, "do not verify the servers' TLS certificates (redis-cli --insecure)")
 	timeout := fs.Duration("timeout", 5*time.Second, "`DURATION` bound on each address's connection and commands")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: lockcompare check -addrs host:port[,host:port...] [flags]\n\n"+
@@ -105,8 +111,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if password != "" {
 		auth = append(auth, redis.DialPassword(password))
 	}
+	if *useTLS {
+		auth = append(auth, redis.DialUseTLS(true))
+	}
+	if *caCert != "" || *insecure {
+		tc, err := tlsConfig(*caCert, *insecure)
+		if err != nil {
+			return bad("-cacert: %v", err)
+		}
+		auth = append(auth, redis.DialTLSConfig(tc), redis.DialTLSSkipVerify(*insecure))
+	}
 	for _, a := range append(addrs, urls...) {
-		t, err := newTarget(a, auth)
+		t, err := newTarget(a, *useTLS, auth)
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -118,14 +134,38 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return cfg, nil
 }
 
-// newTarget reads one address: host:port, or a redis:// or rediss:// URL
-// that redigo's DialURL takes (its user and password win over opts').
-func newTarget(addr string, opts []redis.DialOption) (target, error) {
+// tlsConfig returns the TLS configuration that trusts the certificates in
+// the PEM file caFile (the system's when "") and, when insecure, verifies
+// nothing.
+func tlsConfig(caFile string, insecure bool) (*tls.Config, error) {
+	tc := &tls.Config{InsecureSkipVerify: insecure} //nolint:gosec // only with -insecure, as redis-cli --insecure
+	if caFile == "" {
+		return tc, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	tc.RootCAs = x509.NewCertPool()
+	if !tc.RootCAs.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", caFile)
+	}
+	return tc, nil
+}
+
+// newTarget reads one address: host:port (over TLS when useTLS), or a
+// redis:// or rediss:// URL that redigo's DialURL takes (its scheme
+// decides TLS, and its user and password win over opts').
+func newTarget(addr string, useTLS bool, opts []redis.DialOption) (target, error) {
 	if !strings.Contains(addr, "://") {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return target{}, fmt.Errorf("address %q: want host:port or a redis:// URL: %v", addr, err)
 		}
-		return target{name: addr, dial: func(ctx context.Context) (redis.Conn, error) {
+		name := addr
+		if useTLS {
+			name = "rediss://" + addr
+		}
+		return target{name: name, dial: func(ctx context.Context) (redis.Conn, error) {
 			return redis.DialContext(ctx, "tcp", addr, opts...)
 		}}, nil
 	}
