@@ -69,6 +69,17 @@ func checkAccess(ctx context.Context, n *node, prefix string) Finding {
 		f.Why = strings.TrimSuffix(f.Why, "; ")
 		return f
 	}
+	f.Value, f.Breaks = summarize(user, refused)
+	f.Status = Hazard
+	f.Why += "lockzoo cannot take or release a lock with a refused command, key or channel"
+	f.Change = fmt.Sprintf("grant the user ~%s* and &%s* and the commands lockzoo sends (+@all, or at least %s, and +@scripting for lua_release and redlock)",
+		prefix, prefix, strings.Join(neededCommands(), " "))
+	return f
+}
+
+// summarize renders the refusals grouped by the server's error, and what
+// they break.
+func summarize(user string, refused []refusal) (value string, breaks []Break) {
 	var order []string
 	byErr := map[string][]string{}
 	broken := map[string]bool{}
@@ -89,17 +100,13 @@ func checkAccess(ctx context.Context, n *node, prefix string) Finding {
 	for _, e := range order {
 		parts = append(parts, strings.Join(byErr[e], ", ")+": "+e)
 	}
-	f.Value = fmt.Sprintf("user %s: refused %s", user, strings.Join(parts, "; "))
+	value = fmt.Sprintf("user %s: refused %s", user, strings.Join(parts, "; "))
 	for _, t := range allTechniques() {
 		if broken[t] {
-			f.Breaks = append(f.Breaks, Break{Technique: t, Properties: []string{Runs}})
+			breaks = append(breaks, Break{Technique: t, Properties: []string{Runs}})
 		}
 	}
-	f.Status = Hazard
-	f.Why += "lockzoo cannot take or release a lock with a refused command, key or channel"
-	f.Change = fmt.Sprintf("grant the user ~%s* and &%s* and the commands lockzoo sends (+@all, or at least %s, and +@scripting for lua_release and redlock)",
-		prefix, prefix, strings.Join(neededCommands(), " "))
-	return f
+	return value, breaks
 }
 
 // refusedFor names the techniques a refusal stops: all of them when a key

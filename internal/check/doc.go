@@ -8,7 +8,8 @@
 //
 // For each address (host:port, or a redis:// / rediss:// URL as redigo's
 // DialURL and redis-cli -u take it; -user/--user and -pass/-a or
-// $REDISCLI_AUTH as redis-cli takes them) it reads INFO and, one parameter
+// $REDISCLI_AUTH as redis-cli takes them; -tls, -cacert and -insecure for
+// TLS) it reads INFO and, one parameter
 // at a time, CONFIG GET, then reports one family per file:
 //
 //   - eviction (memory.go): maxmemory and maxmemory-policy. Any policy but
