@@ -104,7 +104,7 @@ func BenchmarkRawScripts(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		n, err := redis.Int(release.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, protocol.Channel(k.Lock), 250, 25, protocol.FenceRetention.Milliseconds()))
+		n, err := redis.Int(release.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, 250, 25, protocol.FenceRetention.Milliseconds()))
 		c.Close()
 		if err == nil && n != 1 {
 			err = errors.New("release: not released")

@@ -35,10 +35,12 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	e, err := engine.New(newTechnique(pool, retention), properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	t := newTechnique(pool, retention)
+	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}
+	t.setTTL(e.Config().TTL)
 	return &Locker{e: e}, nil
 }
 
@@ -116,9 +118,9 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	return &technique{
 		pool:      pool,
-		acquire:   protocol.Script(4, acquireSource),
+		acquire:   engine.NewScript(protocol.Script(4, acquireSource), 4),
 		abandon:   protocol.Script(4, handoffSource+abandonSource),
-		release:   protocol.Script(4, handoffSource+releaseSource),
+		release:   engine.NewScript(protocol.Script(4, handoffSource+releaseSource), 4),
 		extend:    scripts.ComparePExpire(),
 		retention: strconv.FormatInt(retention.Milliseconds(), 10),
 	}
@@ -127,32 +129,57 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool      strategy.Pool
-	acquire   *redis.Script
+	acquire   *engine.Script
 	abandon   *redis.Script
-	release   *redis.Script
+	release   *engine.Script
 	extend    *redis.Script
-	retention string // ms, formatted once: an int64 argument would allocate on every call
+	retention any // ms, formatted and boxed once: the fast path allocates as little as it can
+	ttl       time.Duration
+	ttlMs     any // ttl in ms, boxed once (setTTL)
+}
+
+// setTTL tells the technique its Locker's TTL, so that the attempts that
+// ask for it pass it without boxing it anew.
+func (t *technique) setTTL(ttl time.Duration) { t.ttl, t.ttlMs = ttl, ttl.Milliseconds() }
+
+// ttlArg is a's TTL in ms, as an argument.
+func (t *technique) ttlArg(ttl time.Duration) any {
+	if ttl == t.ttl && t.ttlMs != nil {
+		return t.ttlMs
+	}
+	return ttl.Milliseconds()
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
-	waits := "0"
+	args := t.acquire.Args(11)
+	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL))
 	if a.Waits {
-		waits = "1"
+		args = append(args, "1", LineStale.Milliseconds(), a.Waiter, member(a), t.retention)
+	} else { // a TryLock joins no line: its member is never written
+		args = append(args, "0", LineStale.Milliseconds(), a.Waiter, "", t.retention)
 	}
-	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire, k.Lock, k.Fence, k.Line, k.Seen,
-		a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, member(a), t.retention))
-	switch {
-	case err != nil:
+	reply, err := redis.Values(t.acquire.Call(ctx, t.pool, args))
+	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
-	case len(reply) == 2 && reply[0] == 1:
-		return engine.Acquired{Fence: uint64(reply[1])}, nil
-	case len(reply) == 2 && reply[0] == 0:
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])}
-	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
+	}
+	n := make([]int64, 0, 3)
+	for _, v := range reply {
+		i, ok := v.(int64)
+		if !ok {
+			return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
+		}
+		n = append(n, i)
+	}
+	switch {
+	case len(n) == 2 && n[0] == 1:
+		return engine.Acquired{Fence: uint64(n[1]), Keys: args[2:6:6]}, nil
+	case len(n) == 2 && n[0] == 0:
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1])}
+	case len(n) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
-		return engine.Acquired{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
+		return engine.Acquired{Value: a.Waiter, Fence: uint64(n[1]), Validity: time.Duration(n[2]) * time.Millisecond, Keys: args[2:6:6]}, nil
 	}
 	return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
 }
@@ -187,9 +214,13 @@ func member(a engine.Attempt) string {
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	k := protocol.KeysOf(h.Key)
-	return t.owned(engine.Eval(ctx, t.pool, t.release, k.Lock, k.Fence, k.Line, k.Seen,
-		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention))
+	k := h.Keys
+	if len(k) != 4 { // a lock handed off or taken back: no keys kept
+		k = protocol.KeysOf(h.Key).All()
+	}
+	args := append(t.release.Args(8), k...)
+	args = append(args, h.Value, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention)
+	return t.owned(t.release.Call(ctx, t.pool, args))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {

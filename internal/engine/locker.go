@@ -271,11 +271,19 @@ func (l *Locker) token() (string, error) {
 		}
 		return t + "." + rand.Text(), nil
 	}
-	u, err := uuid.NewRandom()
-	if err != nil {
-		return "", fmt.Errorf("lockzoo: %s: owner token: %w", l.props.Name, err)
-	}
-	return u.String(), nil
+	return newUUID(), nil
+}
+
+// newUUID returns a random (version 4) UUID in its string form. It fills
+// the UUID with crypto/rand.Read, whose buffer stays on the stack, where
+// uuid.NewRandom's reader puts it on the heap: one allocation, the
+// string, on every Lock and TryLock.
+func newUUID() string {
+	var u uuid.UUID
+	rand.Read(u[:])             // never fails (crypto/rand, Go 1.24+)
+	u[6] = (u[6] & 0x0f) | 0x40 // version 4
+	u[8] = (u[8] & 0x3f) | 0x80 // the RFC 4122 variant
+	return u.String()
 }
 
 // ttlOrDefault resolves Extend's ttl argument.
