@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -22,6 +23,9 @@ func checkMemory(n *node) Finding {
 		return unknown(n, FamilyEviction, f.Setting, err)
 	}
 	f.Value = fmt.Sprintf("maxmemory %s, maxmemory-policy %s", limit, policy)
+	if share, ok := usedShare(n, limit); ok {
+		f.Value += fmt.Sprintf(", used_memory %.0f%% of it", 100*share)
+	}
 	switch {
 	case policy == "noeviction" && limit == "0":
 		f.Status = OK
@@ -45,4 +49,15 @@ func checkMemory(n *node) Finding {
 		f.Change = "CONFIG SET maxmemory-policy noeviction (in redis.conf too), or keep locks on a Redis of their own with noeviction; redlock needs it on a majority of its nodes"
 	}
 	return f
+}
+
+// usedShare is INFO's used_memory as a share of limit (bytes); false when
+// there is no limit or INFO does not say.
+func usedShare(n *node, limit string) (float64, bool) {
+	limitBytes, err1 := strconv.ParseFloat(limit, 64)
+	used, err2 := strconv.ParseFloat(n.info["used_memory"], 64)
+	if err1 != nil || err2 != nil || limitBytes <= 0 {
+		return 0, false
+	}
+	return used / limitBytes, true
 }
