@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -122,4 +124,29 @@ func TestRefusedReads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNothingWithoutExpiry: a user that may write but neither delete nor
+// set an expiry leaves, at most, keys that expire.
+func TestNothingWithoutExpiry(t *testing.T) {
+	t.Parallel()
+	node := redistest.Start(t, 1, redistest.WithACL(redistest.ACLUser{
+		Name: "app", Rules: "on >pw resetchannels ~lock:* &lock:* +@all -del -unlink -pexpire -expire",
+	}))[0]
+	rep, code := runJSON(t, "-addrs", node.Addr(), "-user", "app", "-pass", "pw")
+	f := findingOf(t, rep, node.Addr(), FamilyAccess)
+	if f.Status != Hazard || code != ExitHazard {
+		t.Errorf("access = %+v, exit %d; want a hazard, exit %d", f, code, ExitHazard)
+	}
+	mustContain(t, "access value", f.Value, "DEL")
+	keys, err := redis.Strings(node.Do("KEYS", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if ttl, err := redis.Int(node.Do("PTTL", k)); err != nil || ttl <= 0 {
+			t.Errorf("key %q left with PTTL %d (%v), want an expiry", k, ttl, err)
+		}
+	}
+	t.Logf("left %d key(s), each with an expiry: %q", len(keys), keys)
 }
