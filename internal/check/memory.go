@@ -22,10 +22,11 @@ func checkMemory(n *node) Finding {
 	if err != nil {
 		return unknown(n, FamilyEviction, f.Setting, err)
 	}
-	f.Value = fmt.Sprintf("maxmemory %s, maxmemory-policy %s", limit, policy)
+	used := ""
 	if share, ok := usedShare(n, limit); ok {
-		f.Value += fmt.Sprintf(", used_memory %.0f%% of it", 100*share)
+		used = fmt.Sprintf(" (%.0f%% used)", 100*share)
 	}
+	f.Value = fmt.Sprintf("maxmemory %s%s, maxmemory-policy %s", limit, used, policy)
 	switch {
 	case policy == "noeviction" && limit == "0":
 		f.Status = OK
