@@ -40,7 +40,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	t.setTTL(e.Config().TTL)
+	t.setLocker(e.Config().TTL, e.ID())
 	return &Locker{e: e}, nil
 }
 
@@ -116,14 +116,24 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 // newTechnique returns lua_release's Redis commands over pool, with
 // fencing counters kept for retention after their lock's TTL.
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
+	consts := constants(retention)
 	return &technique{
 		pool:      pool,
-		acquire:   engine.NewScript(protocol.Script(4, acquireSource), 4),
+		acquire:   engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
 		abandon:   protocol.Script(4, handoffSource+abandonSource),
-		release:   engine.NewScript(protocol.Script(4, handoffSource+releaseSource), 4),
+		release:   engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
 		extend:    scripts.ComparePExpire(),
 		retention: strconv.FormatInt(retention.Milliseconds(), 10),
 	}
+}
+
+// constants is the Lua that sets the protocol's constants the acquire and
+// release scripts read (STALE, RECENT, RETENTION, in ms) in front of them:
+// a constant in the script's text costs nothing per call, an argument
+// costs the client its boxing and Redis its parsing.
+func constants(retention time.Duration) string {
+	return fmt.Sprintf("local STALE, RECENT, RETENTION = %d, %d, %d\n",
+		LineStale.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds())
 }
 
 // technique holds lua_release's Redis commands.
@@ -133,14 +143,28 @@ type technique struct {
 	abandon   *redis.Script
 	release   *engine.Script
 	extend    *redis.Script
-	retention any // ms, formatted and boxed once: the fast path allocates as little as it can
-	ttl       time.Duration
-	ttlMs     any // ttl in ms, boxed once (setTTL)
+	retention string // ms, for abandon.lua
+	// What every attempt of the Locker passes, boxed once (setLocker): the
+	// fast path allocates as little as it can.
+	ttl    time.Duration
+	ttlMs  any    // ttl in ms
+	locker string // the Locker's name (engine.Locker.ID)
+	id     any    // locker
 }
 
-// setTTL tells the technique its Locker's TTL, so that the attempts that
-// ask for it pass it without boxing it anew.
-func (t *technique) setTTL(ttl time.Duration) { t.ttl, t.ttlMs = ttl, ttl.Milliseconds() }
+// setLocker tells the technique its Locker's TTL and name, so that the
+// attempts that pass them do not box them anew.
+func (t *technique) setLocker(ttl time.Duration, locker string) {
+	t.ttl, t.ttlMs, t.locker, t.id = ttl, ttl.Milliseconds(), locker, locker
+}
+
+// lockerArg is the Locker name locker, as an argument.
+func (t *technique) lockerArg(locker string) any {
+	if locker == t.locker && t.id != nil {
+		return t.id
+	}
+	return locker
+}
 
 // ttlArg is a's TTL in ms, as an argument.
 func (t *technique) ttlArg(ttl time.Duration) any {
@@ -152,31 +176,32 @@ func (t *technique) ttlArg(ttl time.Duration) any {
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
-	args := t.acquire.Args(11)
-	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL))
+	waits := "0" // a TryLock joins no line
 	if a.Waits {
-		args = append(args, "1", LineStale.Milliseconds(), a.Waiter, member(a), t.retention)
-	} else { // a TryLock joins no line: its member is never written
-		args = append(args, "0", LineStale.Milliseconds(), a.Waiter, "", t.retention)
+		waits = "1"
 	}
-	reply, err := redis.Values(t.acquire.Call(ctx, t.pool, args))
+	args := t.acquire.Args(9)
+	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL), waits, a.Waiter, t.lockerArg(a.Locker))
+	reply, err := t.acquire.Call(ctx, t.pool, args)
 	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
 	}
-	n := make([]int64, 0, 3)
-	for _, v := range reply {
-		i, ok := v.(int64)
-		if !ok {
+	if f, ok := reply.(int64); ok && f > 0 { // ours: the fencing token
+		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
+	}
+	vals, _ := reply.([]any)
+	var n [3]int64
+	for i, v := range vals {
+		x, ok := v.(int64)
+		if !ok || i >= len(n) {
 			return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
 		}
-		n = append(n, i)
+		n[i] = x
 	}
 	switch {
-	case len(n) == 2 && n[0] == 1:
-		return engine.Acquired{Fence: uint64(n[1]), Keys: args[2:6:6]}, nil
-	case len(n) == 2 && n[0] == 0:
+	case len(vals) == 2 && n[0] == 0:
 		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1])}
-	case len(n) == 3 && n[0] == 2 && n[2] > 0:
+	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
 		return engine.Acquired{Value: a.Waiter, Fence: uint64(n[1]), Validity: time.Duration(n[2]) * time.Millisecond, Keys: args[2:6:6]}, nil
@@ -218,8 +243,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if len(k) != 4 { // a lock handed off or taken back: no keys kept
 		k = protocol.KeysOf(h.Key).All()
 	}
-	args := append(t.release.Args(8), k...)
-	args = append(args, h.Value, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention)
+	args := append(t.release.Args(5), k...)
+	args = append(args, h.Value)
 	return t.owned(t.release.Call(ctx, t.pool, args))
 }
 

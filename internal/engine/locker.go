@@ -133,6 +133,10 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	return l, nil
 }
 
+// ID returns the name of the Locker in its waiters' inbox channels
+// (Attempt.Locker), or "" without WithInboxNotices.
+func (l *Locker) ID() string { return l.id }
+
 // Config returns the Locker's configuration with defaults filled in.
 func (l *Locker) Config() strategy.Config { return l.cfg }
 
