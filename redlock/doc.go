@@ -47,9 +47,13 @@
 //     no hold someone else's lock and are left alone. When refusals alone
 //     ruled the quorum out (the key is held, as opposed to nodes failing),
 //     the error is an *engine.BusyError carrying the shortest remaining TTL
-//     the refusing nodes reported (a node that still holds this Lock
-//     call's own key from an earlier attempt reports at most NodeTimeout,
-//     the time its release takes).
+//     the refusing nodes reported (a node that still holds a key of this
+//     Lock call it does not take over reports at most NodeTimeout, the
+//     time its release takes). An attempt takes over, on each node, the
+//     key of an earlier attempt of the same Lock call (one whose reply was
+//     lost and whose release has not come), but never a later attempt's: a
+//     failed attempt's request that reaches a node late, after a later
+//     attempt won, must not take that lease's vote away.
 //  6. Lock retries after a random delay (Config.Retry; by default
 //     DefaultRetry, jittered waits from 4 ms growing to 64 ms)
 //     so that clients that split the votes do not collide again; it also

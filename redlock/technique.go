@@ -157,10 +157,12 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
 		}
 		if v[0] == 2 {
-			// This attempt's own token, left by its undo racing it (an
-			// earlier attempt's token is taken over by the script): its
-			// release runs within NodeTimeout or so, and publishes no
-			// notice.
+			// A token of this Lock call the script does not take over:
+			// this attempt's own, left by its undo racing it (its release
+			// runs within NodeTimeout or so, and publishes no notice), a
+			// later attempt's (this request came late: the round is
+			// decided already) or a hand-off's. An earlier attempt's token
+			// is taken over by the script.
 			if remaining == 0 || remaining > t.s.nodeTimeout {
 				remaining = t.s.nodeTimeout
 			}
