@@ -27,9 +27,23 @@
 -- with an error naming it (takeFence); the lock's SET is undone, but a
 -- lock released first (ARGV[8]) stays released.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
+local token, ttl, prev, retention = ARGV[1], ARGV[2], ARGV[8], ARGV[10]
+
+-- The uncontended path, first and with nothing else defined (every
+-- function a script defines costs Redis time on every call): nobody
+-- waits, nothing is to be released first, and the lock is free.
+local nobody = redis.call("EXISTS", line) == 0
+if nobody and prev == "" and redis.call("SET", lock, token, "NX", "PX", ttl) then
+	local f, err = takeFence(lock, fence, ttl, retention)
+	if not f then
+		return redis.error_reply(err)
+	end
+	return {1, f, 0}
+end
+
+local me, waits = ARGV[3], ARGV[4] == "1"
 local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local prev, channel, retention = ARGV[8], ARGV[9], ARGV[10]
+local channel = ARGV[9]
 
 local released = 0
 if prev ~= "" and redis.call("GET", lock) == prev then
@@ -84,15 +98,19 @@ end
 -- reaches the node late finds a later attempt's lock, which may be the
 -- call's lease. A hand-off's token (<name>.p<n>) neither takes over nor
 -- is taken over: Unlock makes it while the waiter may be attempting too.
-local mine = attempt(token)
 local function earlier(v)
-	local n = mine and attempt(v)
-	return n ~= nil and n < mine
+	local n = v and v ~= token and attempt(v)
+	if not n then
+		return false
+	end
+	local mine = attempt(token)
+	return mine ~= nil and n < mine
 end
 
--- Nobody waits: the plain SET NX PX (the uncontended path).
-if redis.call("EXISTS", line) == 0 then
-	local won = take()
+-- Nobody waits: the plain SET NX PX (tried above unless a lock was to be
+-- released first).
+if nobody then
+	local won = prev ~= "" and take()
 	if won then
 		return won
 	end

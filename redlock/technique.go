@@ -71,11 +71,13 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	if prev != "" {
 		prevLate = t.late.lookup(prev)
 	}
+	// The request, built once for every node (read-only from here on).
+	kv := scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
-		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
+		reply, err := t.evalArgs(ctx, n, c, t.acquireScript, kv)
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
@@ -217,14 +219,14 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	}
 	late := t.late.lookup(h.Value)
 	k := protocol.KeysOf(h.Key)
-	keys := []any{k.Lock, k.Line, k.Seen}
+	kv := scriptArgs(t.release, []any{k.Lock, k.Line, k.Seen}, h.Value, h.Channel)
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
-		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+		a := compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
 			// Our acquire's SET reached this node after this release:
 			// delete it again.
-			a = compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+			a = compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 		}
 		return a
 	}
@@ -253,9 +255,9 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	start := time.Now()
 	t.noteTTL(ttl)
 	ms := ttl.Milliseconds()
-	keys := []any{h.Key}
+	kv := scriptArgs(t.extend, []any{h.Key}, h.Value, ms)
 	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalScript(ctx, n, c, t.extend, keys, h.Value, ms))
+		a := compareVote(t.evalArgs(ctx, n, c, t.extend, kv))
 		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
@@ -309,10 +311,21 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 // exchange, and once more with EVAL when the node does not have it cached
 // (NOSCRIPT).
 func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, keys []any, args ...any) (any, error) {
+	return t.evalArgs(ctx, n, c, s, scriptArgs(s, keys, args...))
+}
+
+// scriptArgs builds the arguments of EVALSHA for script s once, so that
+// every node of a round sends the same slice: s's hash, the number of
+// keys, keys and args. Nothing may change it afterwards.
+func scriptArgs(s *redis.Script, keys []any, args ...any) []any {
 	kv := make([]any, 0, 2+len(keys)+len(args))
 	kv = append(kv, s.Hash(), len(keys))
 	kv = append(kv, keys...)
-	kv = append(kv, args...)
+	return append(kv, args...)
+}
+
+// evalArgs is evalScript with the arguments scriptArgs built.
+func (t *technique) evalArgs(ctx context.Context, n *node, c redis.Conn, s *redis.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
 		// EVAL loads the script as it runs it (redigo's Script.Do would
