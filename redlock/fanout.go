@@ -66,7 +66,10 @@ type round struct {
 // may already have taken the lock on a node, or the undo would be lost.
 // Locker.Wait waits for these goroutines.
 func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
-	base := context.WithoutCancel(ctx)
+	base := ctx
+	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
+		base = context.WithoutCancel(ctx) // ctx's values, not its end
+	}
 	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{})}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {

@@ -61,6 +61,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},
 		retention:     strconv.FormatInt(protocol.FenceRetention.Milliseconds(), 10),
+		getname:       []any{"GETNAME"},
 	}
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {

@@ -30,6 +30,7 @@ type technique struct {
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
 	retention     string       // protocol.FenceRetention in ms, formatted once; tests shorten it
+	getname       []any        // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
