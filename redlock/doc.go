@@ -65,7 +65,11 @@
 //     timer stays the fallback, since a notice can be lost.
 //  7. Unlock runs the compare-and-delete script on every node, which
 //     publishes a release notice to the head of the node's line in the same
-//     step as the delete, and returns once Q nodes deleted the lock. When
+//     step as the delete, and returns once Q nodes deleted the lock (an
+//     acquire of the same key by the same Locker that reaches a node
+//     before the release still on its way there deletes the released lock
+//     first, rather than being refused by it and leaving that node's
+//     fencing counter behind). When
 //     nodes fail it still returns nil if at least one node deleted it and
 //     fewer than Q nodes may still hold the token (the others said "not
 //     ours"): the lock is released. When a goroutine of the same Locker

@@ -27,6 +27,9 @@ type node struct {
 	// acquirePoint is the fault point an acquire reaches on this node just
 	// before it sends its request (pointAcquireOn).
 	acquirePoint string
+	// releasePoint is the fault point a release reaches on this node just
+	// before it sends its request (pointReleaseOn).
+	releasePoint string
 
 	mu    sync.Mutex // guards runID
 	runID string     // the server's run_id when last checked; "" before the first check

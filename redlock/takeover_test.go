@@ -2,9 +2,12 @@ package redlock
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/protocol"
@@ -129,5 +132,64 @@ func TestLateAttemptLeavesLaterAttemptAlone(t *testing.T) {
 	}
 	if err := res.lease.Unlock(context.Background()); err != nil {
 		t.Errorf("Unlock() = %v, want nil (the lease holds nodes 0, 1, 3 and 4)", err)
+	}
+}
+
+// TestAcquireDeletesOwnReleasedLock: Unlock returns once a quorum deleted
+// the lock, and a Lock of the same key that follows at once can reach a
+// node before the release does. There it must not be refused by the lock
+// just released (which would leave the node's fencing counter behind and
+// the waiter in the node's line): the acquire script deletes the released
+// lock first. Node 4's release is held back until the second Lock's
+// request has been processed there.
+func TestAcquireDeletesOwnReleasedLock(t *testing.T) {
+	nodes, l, wait := startLocker(t, 5, Config{NodeTimeout: 5 * time.Second, Config: strategy.Config{TTL: time.Minute}})
+	k := protocol.KeysOf(protocol.LockKey("lock:", "k"))
+	ctx := context.Background()
+	for i, n := range nodes { // counters in step, as on a key in use
+		if _, err := n.Do("SET", k.Fence, 1, "PX", time.Hour.Milliseconds()); err != nil {
+			t.Fatalf("SET %s on node %d = %v, want nil", k.Fence, i, err)
+		}
+	}
+	first, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	wait() // every node holds the first lock
+	gate := fault.NewGate(pointReleaseOn(4))
+	t.Cleanup(gate.Open)
+	if err := first.Unlock(fault.With(ctx, gate.Hook)); err != nil {
+		t.Fatalf("Unlock() = %v, want nil (nodes 0-3 are a quorum)", err)
+	}
+	second, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("second Lock() = %v, want nil", err)
+	}
+	// Wait until node 4 has processed the second acquire: it holds the
+	// second lock, or it refused and queued the waiter.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		queued, err := redis.Int(nodes[4].Do("ZCARD", k.Line))
+		if err != nil {
+			t.Fatalf("ZCARD %s = %v, want a reply", k.Line, err)
+		}
+		if get(t, nodes[4], k.Lock) == second.Token() || queued > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 4 never processed the second acquire")
+		}
+	}
+	gate.Open() // the first release reaches node 4 only now
+	wait()
+	for i, n := range nodes {
+		if got := get(t, n, k.Lock); got != second.Token() {
+			t.Errorf("GET %s on node %d = %q, want the second lease's token %q", k.Lock, i, got, second.Token())
+		}
+		if got := get(t, n, k.Fence); got != strconv.FormatUint(second.Fence(), 10) {
+			t.Errorf("GET %s on node %d = %q, want the second lease's fence %d (counters in step)", k.Fence, i, got, second.Fence())
+		}
+	}
+	if err := second.Unlock(ctx); err != nil {
+		t.Errorf("second Unlock() = %v, want nil", err)
 	}
 }

@@ -29,6 +29,7 @@ type technique struct {
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
+	releasing     releasing    // successful releases still waiting for nodes
 	retention     string       // protocol.FenceRetention in ms, formatted once; tests shorten it
 	getname       []any        // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
 }
@@ -74,11 +75,24 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	// The request, built once for every node (read-only from here on).
 	kv := scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
+	// A release of ours that succeeded may still be on its way to some
+	// nodes: there, delete its lock first (see releasing).
+	var pending *pendingRelease
+	var kvPending []any
+	if prev == "" {
+		if pending = t.releasing.lookup(a.Key); pending != nil {
+			kvPending = scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, pending.token, channel, t.retention)
+		}
+	}
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
-		reply, err := t.evalArgs(ctx, n, c, t.acquireScript, kv)
+		args := kv
+		if pending != nil && pending.pending[n.index].Load() {
+			args = kvPending
+		}
+		reply, err := t.evalArgs(ctx, n, c, t.acquireScript, args)
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
@@ -221,7 +235,12 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	late := t.late.lookup(h.Value)
 	k := protocol.KeysOf(h.Key)
 	kv := scriptArgs(t.release, []any{k.Lock, k.Line, k.Seen}, h.Value, h.Channel)
+	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
+		defer pending.answered(n.index)
+		if err := fault.At(ctx, n.releasePoint); err != nil {
+			return answer{vote: voteFailed, err: err} // nothing was sent
+		}
 		// The script publishes the release notice in the same step.
 		a := compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
@@ -231,8 +250,13 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		}
 		return a
 	}
-	r := t.fanOut(ctx, t.nodes, del, nil)
+	r := t.fanOutThen(ctx, t.nodes, del, nil, func() { t.releasing.finish(pending) })
 	tl, cause := t.collect(ctx, r, nil)
+	if cause == nil && tl.won() && tl.pending() > 0 {
+		// The lease is spent: an acquire of ours may delete its lock on
+		// the nodes that have not answered yet.
+		t.releasing.track(pending)
+	}
 	r.decide(cause != nil || !tl.won())
 	if cause == nil && !tl.won() {
 		cause = r.settle(ctx, &tl, true)
