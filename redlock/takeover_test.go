@@ -124,11 +124,22 @@ func TestLateAttemptLeavesLaterAttemptAlone(t *testing.T) {
 	token := res.lease.Token()
 	hold.release() // the first attempt's requests reach nodes 3 and 4 only now
 	wait()
-	want := []string{token, token, "someone-else", token, token}
+	// Nodes 0 and 1 may have refused the winning attempt if its request
+	// reached them before the DEL (it won with nodes 1, 3 and 4, say);
+	// nodes 3 and 4 granted every attempt after the first.
+	held := 0
 	for i, n := range nodes {
-		if got := get(t, n, key); got != want[i] {
-			t.Errorf("GET %s on node %d = %q after the first attempt's late requests, want %q (the lease's token is %q)", key, i, got, want[i], token)
+		got := get(t, n, key)
+		switch {
+		case got == token:
+			held++
+		case i == 2 && got == "someone-else", i < 2 && got == "":
+		default:
+			t.Errorf("GET %s on node %d = %q after the first attempt's late requests, want %q (the lease's token)", key, i, got, token)
 		}
+	}
+	if held < 3 {
+		t.Errorf("the lease's token is on %d of 5 nodes after the first attempt's late requests, want a quorum (3)", held)
 	}
 	if err := res.lease.Unlock(context.Background()); err != nil {
 		t.Errorf("Unlock() = %v, want nil (the lease holds nodes 0, 1, 3 and 4)", err)
