@@ -17,17 +17,33 @@
 -- stored in the same step (see package protocol). Otherwise replies {0,
 -- pttl, released} when someone else holds it (-2: it is free but kept for
 -- a waiter with an earlier ticket), and {2, pttl, released} when it holds
--- this very token (left by this attempt's own undo racing it): pttl is what
--- that lock has left in ms (-1: it has no expiry). A lock that holds an
--- earlier attempt's token of the same Lock call is taken over (earlier). released is 1 when the lock held ARGV[8] and was deleted
--- first, else 0; a lock released so and not taken is announced as
--- release.lua does. A bad counter is refused with an error naming it
--- (takeFence); the lock's SET is undone, but a lock released first (ARGV[8])
--- stays released.
+-- a token of this Lock call that it does not take over: this very token
+-- (left by this attempt's own undo racing it), a later attempt's (this
+-- request came late) or a hand-off's; pttl is what that lock has left in
+-- ms (-1: it has no expiry). A lock that holds an earlier attempt's token
+-- of the same Lock call is taken over (earlier). released is 1 when the
+-- lock held ARGV[8] and was deleted first, else 0; a lock released so and
+-- not taken is announced as release.lua does. A bad counter is refused
+-- with an error naming it (takeFence); the lock's SET is undone, but a
+-- lock released first (ARGV[8]) stays released.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local token, ttl, me, waits = ARGV[1], ARGV[2], ARGV[3], ARGV[4] == "1"
+local token, ttl, prev, retention = ARGV[1], ARGV[2], ARGV[8], ARGV[10]
+
+-- The uncontended path, first and with nothing else defined (every
+-- function a script defines costs Redis time on every call): nobody
+-- waits, nothing is to be released first, and the lock is free.
+local nobody = redis.call("EXISTS", line) == 0
+if nobody and prev == "" and redis.call("SET", lock, token, "NX", "PX", ttl) then
+	local f, err = takeFence(lock, fence, ttl, retention)
+	if not f then
+		return redis.error_reply(err)
+	end
+	return {1, f, 0}
+end
+
+local me, waits = ARGV[3], ARGV[4] == "1"
 local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local prev, channel, retention = ARGV[8], ARGV[9], ARGV[10]
+local channel = ARGV[9]
 
 local released = 0
 if prev ~= "" and redis.call("GET", lock) == prev then
@@ -59,21 +75,42 @@ local function ours(v)
 	return v == me or string.sub(v, 1, #me + 1) == me .. "."
 end
 
--- An earlier attempt of this Lock call (its token is the call's name, "."
--- and the attempt's number, not this one) whose outcome the client never
--- learnt (its reply was lost) and whose release has not come (a node the
--- client skips as suspect gets none): this attempt takes its place. Its
--- release, if it comes, finds another token. A hand-off's token
--- (<name>.p<n>) is not an earlier attempt: Unlock makes it while the
--- waiter may be attempting too.
-local function earlier(v)
-	return v and v ~= token and string.sub(v, 1, #me + 1) == me .. "."
-		and string.match(string.sub(v, #me + 2), "^%d+$") ~= nil
+-- attempt returns the attempt number of a token of this Lock call (the
+-- call's name, "." and digits), or nil for any other value (a hand-off's
+-- token, <name>.p<n>, someone else's, or none).
+local function attempt(v)
+	if not v or string.sub(v, 1, #me + 1) ~= me .. "." then
+		return nil
+	end
+	local n = string.sub(v, #me + 2)
+	if not string.match(n, "^%d+$") then
+		return nil
+	end
+	return tonumber(n)
 end
 
--- Nobody waits: the plain SET NX PX (the uncontended path).
-if redis.call("EXISTS", line) == 0 then
-	local won = take()
+-- An earlier attempt of this Lock call (a token with a smaller attempt
+-- number) whose outcome the client never learnt (its reply was lost) and
+-- whose release has not come (a node the client skips as suspect gets
+-- none): this attempt takes its place. Its release, if it comes, finds
+-- another token. Only an earlier one: a Lock call makes its attempts one
+-- at a time, so an earlier attempt has failed, but a request of one that
+-- reaches the node late finds a later attempt's lock, which may be the
+-- call's lease. A hand-off's token (<name>.p<n>) neither takes over nor
+-- is taken over: Unlock makes it while the waiter may be attempting too.
+local function earlier(v)
+	local n = v and v ~= token and attempt(v)
+	if not n then
+		return false
+	end
+	local mine = attempt(token)
+	return mine ~= nil and n < mine
+end
+
+-- Nobody waits: the plain SET NX PX (tried above unless a lock was to be
+-- released first).
+if nobody then
+	local won = prev ~= "" and take()
 	if won then
 		return won
 	end

@@ -40,7 +40,8 @@ func (b *breaker) settle(probe, replied bool, err error) {
 	if replied {
 		b.suspect.Store(false)
 	} else {
-		b.last.Store(&err)
+		last := err // a copy, so that a call that replied allocates nothing
+		b.last.Store(&last)
 		b.suspect.Store(true)
 	}
 	if probe {

@@ -47,9 +47,13 @@
 //     no hold someone else's lock and are left alone. When refusals alone
 //     ruled the quorum out (the key is held, as opposed to nodes failing),
 //     the error is an *engine.BusyError carrying the shortest remaining TTL
-//     the refusing nodes reported (a node that still holds this Lock
-//     call's own key from an earlier attempt reports at most NodeTimeout,
-//     the time its release takes).
+//     the refusing nodes reported (a node that still holds a key of this
+//     Lock call it does not take over reports at most NodeTimeout, the
+//     time its release takes). An attempt takes over, on each node, the
+//     key of an earlier attempt of the same Lock call (one whose reply was
+//     lost and whose release has not come), but never a later attempt's: a
+//     failed attempt's request that reaches a node late, after a later
+//     attempt won, must not take that lease's vote away.
 //  6. Lock retries after a random delay (Config.Retry; by default
 //     DefaultRetry, jittered waits from 4 ms growing to 64 ms)
 //     so that clients that split the votes do not collide again; it also
@@ -61,7 +65,11 @@
 //     timer stays the fallback, since a notice can be lost.
 //  7. Unlock runs the compare-and-delete script on every node, which
 //     publishes a release notice to the head of the node's line in the same
-//     step as the delete, and returns once Q nodes deleted the lock. When
+//     step as the delete, and returns once Q nodes deleted the lock (an
+//     acquire of the same key by the same Locker that reaches a node
+//     before the release still on its way there deletes the released lock
+//     first, rather than being refused by it and leaving that node's
+//     fencing counter behind). When
 //     nodes fail it still returns nil if at least one node deleted it and
 //     fewer than Q nodes may still hold the token (the others said "not
 //     ours"): the lock is released. When a goroutine of the same Locker

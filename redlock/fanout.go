@@ -47,10 +47,12 @@ type round struct {
 	late lateState
 
 	// ctx bounds every node's request by Config.NodeTimeout; the last
-	// goroutine to finish its request cancels it.
+	// goroutine to finish its request cancels it, and then calls finish
+	// when it is set (see fanOutThen).
 	ctx     context.Context
 	cancel  context.CancelFunc
 	running atomic.Int32
+	finish  func()
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -66,8 +68,17 @@ type round struct {
 // may already have taken the lock on a node, or the undo would be lost.
 // Locker.Wait waits for these goroutines.
 func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
-	base := context.WithoutCancel(ctx)
-	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{})}
+	return t.fanOutThen(ctx, nodes, op, undo, nil)
+}
+
+// fanOutThen is fanOut that also calls finish, when it is not nil, once
+// every request it sent has been answered (at once when it sends none).
+func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, finish func()) *round {
+	base := ctx
+	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
+		base = context.WithoutCancel(ctx) // ctx's values, not its end
+	}
+	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), finish: finish}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {
 		n     *node
@@ -89,6 +100,9 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo u
 	r.running.Store(int32(len(calls)))
 	if len(calls) == 0 {
 		r.cancel()
+		if finish != nil {
+			finish()
+		}
 	}
 	t.bg.add(len(calls))
 	for _, c := range calls {
@@ -174,6 +188,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	if r.running.Add(-1) == 0 {
 		r.cancel()
 		t.late.finish(r)
+		if r.finish != nil {
+			r.finish()
+		}
 	}
 	r.answers <- a
 	if undo != nil {

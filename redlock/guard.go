@@ -27,6 +27,9 @@ type node struct {
 	// acquirePoint is the fault point an acquire reaches on this node just
 	// before it sends its request (pointAcquireOn).
 	acquirePoint string
+	// releasePoint is the fault point a release reaches on this node just
+	// before it sends its request (pointReleaseOn).
+	releasePoint string
 
 	mu    sync.Mutex // guards runID
 	runID string     // the server's run_id when last checked; "" before the first check
@@ -70,7 +73,7 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 	if !t.s.guard {
 		return do(ctx, c, cmd, args...)
 	}
-	if err := c.Send("CLIENT", "GETNAME"); err != nil {
+	if err := c.Send("CLIENT", t.getname...); err != nil {
 		return nil, err
 	}
 	if err := c.Send(cmd, args...); err != nil {
@@ -83,14 +86,17 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 	if len(replies) != 2 {
 		return nil, fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
 	}
-	name, err := redis.String(replies[0], nil)
-	switch {
-	case errors.Is(err, redis.ErrNil):
-		name = ""
-	case err != nil:
-		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", err)
+	var known bool
+	switch name := replies[0].(type) {
+	case []byte: // compared without making a string of it
+		known = string(name) == clientName
+	case nil:
+	case redis.Error:
+		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", name)
+	default:
+		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): unexpected reply %T", name)
 	}
-	if name != clientName {
+	if !known {
 		if err := t.learn(ctx, n, c); err != nil {
 			return nil, err
 		}

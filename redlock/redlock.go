@@ -61,10 +61,11 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		extend:        scripts.ComparePExpire(),
 		clock:         clock{origin: time.Now()},
 		retention:     strconv.FormatInt(protocol.FenceRetention.Milliseconds(), 10),
+		getname:       []any{"GETNAME"},
 	}
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
-		t.nodes = append(t.nodes, &node{index: i, pool: p, acquirePoint: pointAcquireOn(i)})
+		t.nodes = append(t.nodes, &node{index: i, pool: p, acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
 	}
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the

@@ -29,7 +29,9 @@ type technique struct {
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
+	releasing     releasing    // successful releases still waiting for nodes
 	retention     string       // protocol.FenceRetention in ms, formatted once; tests shorten it
+	getname       []any        // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
@@ -71,11 +73,26 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	if prev != "" {
 		prevLate = t.late.lookup(prev)
 	}
+	// The request, built once for every node (read-only from here on).
+	kv := scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
+	// A release of ours that succeeded may still be on its way to some
+	// nodes: there, delete its lock first (see releasing).
+	var pending *pendingRelease
+	var kvPending []any
+	if prev == "" {
+		if pending = t.releasing.lookup(a.Key); pending != nil {
+			kvPending = scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, pending.token, channel, t.retention)
+		}
+	}
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
-		reply, err := t.evalScript(ctx, n, c, t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
+		args := kv
+		if pending != nil && pending.pending[n.index].Load() {
+			args = kvPending
+		}
+		reply, err := t.evalArgs(ctx, n, c, t.acquireScript, args)
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
@@ -157,10 +174,12 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
 		}
 		if v[0] == 2 {
-			// This attempt's own token, left by its undo racing it (an
-			// earlier attempt's token is taken over by the script): its
-			// release runs within NodeTimeout or so, and publishes no
-			// notice.
+			// A token of this Lock call the script does not take over:
+			// this attempt's own, left by its undo racing it (its release
+			// runs within NodeTimeout or so, and publishes no notice), a
+			// later attempt's (this request came late: the round is
+			// decided already) or a hand-off's. An earlier attempt's token
+			// is taken over by the script.
 			if remaining == 0 || remaining > t.s.nodeTimeout {
 				remaining = t.s.nodeTimeout
 			}
@@ -215,19 +234,29 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	}
 	late := t.late.lookup(h.Value)
 	k := protocol.KeysOf(h.Key)
-	keys := []any{k.Lock, k.Line, k.Seen}
+	kv := scriptArgs(t.release, []any{k.Lock, k.Line, k.Seen}, h.Value, h.Channel())
+	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
+		defer pending.answered(n.index)
+		if err := fault.At(ctx, n.releasePoint); err != nil {
+			return answer{vote: voteFailed, err: err} // nothing was sent
+		}
 		// The script publishes the release notice in the same step.
-		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel()))
+		a := compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
 			// Our acquire's SET reached this node after this release:
 			// delete it again.
-			a = compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel()))
+			a = compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 		}
 		return a
 	}
-	r := t.fanOut(ctx, t.nodes, del, nil)
+	r := t.fanOutThen(ctx, t.nodes, del, nil, func() { t.releasing.finish(pending) })
 	tl, cause := t.collect(ctx, r, nil)
+	if cause == nil && tl.won() && tl.pending() > 0 {
+		// The lease is spent: an acquire of ours may delete its lock on
+		// the nodes that have not answered yet.
+		t.releasing.track(pending)
+	}
 	r.decide(cause != nil || !tl.won())
 	if cause == nil && !tl.won() {
 		cause = r.settle(ctx, &tl, true)
@@ -251,9 +280,9 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	start := time.Now()
 	t.noteTTL(ttl)
 	ms := ttl.Milliseconds()
-	keys := []any{h.Key}
+	kv := scriptArgs(t.extend, []any{h.Key}, h.Value, ms)
 	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalScript(ctx, n, c, t.extend, keys, h.Value, ms))
+		a := compareVote(t.evalArgs(ctx, n, c, t.extend, kv))
 		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
@@ -307,10 +336,21 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 // exchange, and once more with EVAL when the node does not have it cached
 // (NOSCRIPT).
 func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, keys []any, args ...any) (any, error) {
+	return t.evalArgs(ctx, n, c, s, scriptArgs(s, keys, args...))
+}
+
+// scriptArgs builds the arguments of EVALSHA for script s once, so that
+// every node of a round sends the same slice: s's hash, the number of
+// keys, keys and args. Nothing may change it afterwards.
+func scriptArgs(s *redis.Script, keys []any, args ...any) []any {
 	kv := make([]any, 0, 2+len(keys)+len(args))
 	kv = append(kv, s.Hash(), len(keys))
 	kv = append(kv, keys...)
-	kv = append(kv, args...)
+	return append(kv, args...)
+}
+
+// evalArgs is evalScript with the arguments scriptArgs built.
+func (t *technique) evalArgs(ctx context.Context, n *node, c redis.Conn, s *redis.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
 		// EVAL loads the script as it runs it (redigo's Script.Do would
