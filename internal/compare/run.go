@@ -38,14 +38,19 @@ func Run(ctx context.Context, targets []strategytest.Target, args []string, stdo
 	case err != nil:
 		return exitUsage
 	}
-	rep := compare(ctx, cfg, stderr)
-
 	tables := stdout
 	if cfg.jsonPath == "-" {
 		tables = stderr
 	}
+	var rep *Report
+	write := writeText
+	if cfg.trace {
+		rep, write = runTrace(ctx, cfg, stderr), writeTrace
+	} else {
+		rep = compare(ctx, cfg, stderr)
+	}
 	code := exitOK
-	if err := writeText(tables, rep); err != nil {
+	if err := write(tables, rep); err != nil {
 		fmt.Fprintf(stderr, "lockcompare: write tables: %v\n", err)
 		code = exitProblems
 	}
