@@ -41,12 +41,12 @@ type seqText struct{ X, Y, Class, Anchor, Text string }
 
 // Layout of a sequence diagram.
 const (
-	seqTop      = 40.0  // lane names above the first row
-	seqRowH     = 18.0  // one event
-	seqGapH     = 16.0  // a pause between events
-	seqTimeW    = 78.0  // time column, left of the lanes
-	seqTextGap  = 26.0  // Redis lane to the text column
-	seqCharW    = 6.7   // width of a character of the text column
+	seqTop      = 40.0 // lane names above the first row
+	seqRowH     = 18.0 // one event
+	seqGapH     = 20.0 // a pause between events
+	seqTimeW    = 58.0 // time column, left of the lanes
+	seqTextGap  = 26.0 // Redis lane to the text column
+	seqCharW    = 6.7  // width of a character of the text column
 	seqPauseMin = 50 * time.Millisecond
 )
 
@@ -66,9 +66,9 @@ func sequence(r strategytest.Result) seq {
 	if tl == nil {
 		tl = &strategytest.Timeline{}
 	}
-	laneW := 64.0
+	laneW := 46.0
 	if len(tl.Clients) > 4 {
-		laneW = 44.0
+		laneW = 34.0
 	}
 	laneX := map[string]float64{}
 	var s seq
@@ -85,8 +85,8 @@ func sequence(r strategytest.Result) seq {
 	longest := 40
 	for i := range rows {
 		if i > 0 && rows[i].at-prev >= seqPauseMin {
-			s.Lines = append(s.Lines, seqLine{X1: f(seqTimeW - 70), Y1: f(y + seqGapH/2 - 2), X2: f(textX + 300), Y2: f(y + seqGapH/2 - 2), Class: "pause"})
-			s.Texts = append(s.Texts, seqText{X: f(textX), Y: f(y + seqGapH/2 - 5), Class: "pause", Text: roundDur(rows[i].at-prev) + " pass"})
+			s.Lines = append(s.Lines, seqLine{X1: f(seqTimeW - 4), Y1: f(y + seqGapH/2), X2: f(textX + 300), Y2: f(y + seqGapH/2), Class: "pause"})
+			s.Texts = append(s.Texts, seqText{X: f(textX), Y: f(y + seqGapH/2 + 4), Class: "pause", Text: "⋯ " + roundDur(rows[i].at-prev) + " later"})
 			y += seqGapH
 		}
 		prev = rows[i].at
@@ -132,7 +132,7 @@ func sequence(r strategytest.Result) seq {
 	}
 	s.Lines = append(s.Lines, seqLine{X1: f(redisX), Y1: f(seqTop - 8), X2: f(redisX), Y2: f(bottom), Class: "lane redis"})
 	for _, c := range tl.Clients {
-		s.Lanes = append(s.Lanes, seqText{X: f(laneX[c]), Y: f(seqTop - 16), Class: "lane", Anchor: "middle", Text: c})
+		s.Lanes = append(s.Lanes, seqText{X: f(laneX[c]), Y: f(seqTop - 16), Class: "lane", Anchor: "middle", Text: laneLabel(c, laneW)})
 	}
 	s.Lanes = append(s.Lanes, seqText{X: f(redisX), Y: f(seqTop - 16), Class: "lane redis", Anchor: "middle", Text: "Redis"})
 	s.Texts = append(s.Texts, seqText{X: f(seqTimeW - 10), Y: f(seqTop - 16), Class: "head", Anchor: "end", Text: "ms"})
@@ -237,6 +237,16 @@ func (s *seq) row(row seqRow, laneX map[string]float64, redisX, textX float64) i
 	s.Texts = append(s.Texts, seqText{X: f(textX), Y: f(y + 4), Class: class, Text: text})
 	s.Events++
 	return len([]rune(text))
+}
+
+// laneLabel is a client's name above its lane: its last word ("3" for
+// "worker 3") when the whole name is wider than the lane.
+func laneLabel(name string, laneW float64) string {
+	if float64(len([]rune(name)))*8 <= laneW-4 {
+		return name
+	}
+	fields := strings.Fields(name)
+	return fields[len(fields)-1]
 }
 
 // heldTitle is a held bar's tooltip.

@@ -109,7 +109,7 @@ func TestEveryResultDrawn(t *testing.T) {
 			t.Errorf("drawing lacks the event %q", e.Text())
 		}
 	}
-	if !strings.Contains(text, "500 ms pass") {
+	if !strings.Contains(text, "⋯ 500 ms later") {
 		t.Errorf("drawing does not mark the half second in which nothing happened:\n%s", text)
 	}
 	na := figures["getset_timestamp/method1/node-fault"]

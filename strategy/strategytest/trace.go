@@ -104,8 +104,8 @@ type Overlap struct {
 }
 
 // Text renders e on one line without its time: "A: Lock(stale)",
-// "A -> SET lock:stale 3f2a… NX PX 1000 <- OK", "A: stopped at
-// set_nx_ex/release:after-get".
+// "A -> SET lock:stale 3f2a… NX PX 1000 <- OK", "A -> node 2: DEL
+// lock:x <- 1", "A: stopped at fault point set_nx_ex/release:after-get".
 func (e Event) Text() string {
 	who := e.Client
 	if who == "" {
@@ -119,7 +119,7 @@ func (e Event) Text() string {
 	case EventCommand:
 		node := ""
 		if e.Node != "" {
-			node = " [" + e.Node + "]"
+			node = e.Node + ": "
 		}
 		cmd := e.Op
 		if e.Args != "" {
@@ -135,7 +135,7 @@ func (e Event) Text() string {
 		if e.Repeats > 0 {
 			reply += fmt.Sprintf(", and %d times more over %s", e.Repeats, roundTook(e.Until-e.At))
 		}
-		return fmt.Sprintf("%s -> %s%s <- %s", who, cmd, node, reply)
+		return fmt.Sprintf("%s -> %s%s <- %s", who, node, cmd, reply)
 	case EventFault:
 		return fmt.Sprintf("%s: %s at fault point %s", who, e.Result, e.Op)
 	case EventExpiry:

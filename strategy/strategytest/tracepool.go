@@ -185,9 +185,9 @@ func replyText(reply any, err error) string {
 	case nil:
 		return "nil"
 	case []byte:
-		return shortArg(string(r))
+		return shortReply(string(r))
 	case string:
-		return r
+		return shortReply(r)
 	case redis.Error:
 		return shorten(string(r), 50)
 	case []any:
@@ -202,6 +202,15 @@ func replyText(reply any, err error) string {
 		return "[" + strings.Join(parts, " ") + "]"
 	}
 	return fmt.Sprint(reply)
+}
+
+// shortReply shortens a long bulk reply: text (INFO's) to its size, a
+// token to its first 8 characters.
+func shortReply(s string) string {
+	if len(s) > 20 && strings.ContainsAny(s, " \n") {
+		return fmt.Sprintf("<%d bytes of text>", len(s))
+	}
+	return shortArg(s)
 }
 
 // shortArg shortens a long argument: a script's source to its size, a
