@@ -27,7 +27,9 @@ const (
 // Run is the command: it parses args, runs the comparison on targets (the
 // rows, in order; -techniques picks among them by Name), prints the tables
 // to stdout (to stderr when -json writes to stdout, so that stdout holds
-// only JSON) and writes the files asked for. It returns the exit status: 0
+// only JSON) and writes the files asked for. With -trace TECHNIQUE/SCENARIO
+// it runs only that scenario on that technique, without the benchmarks,
+// and prints its result line and its timeline, one line per event. It returns the exit status: 0
 // when every verdict is what the claims predict, 1 when one is not or a
 // measurement failed, 2 for bad flags.
 func Run(ctx context.Context, targets []strategytest.Target, args []string, stdout, stderr io.Writer) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,10 @@ type leaseRecord struct {
 	released *time.Duration // when its first Unlock call returned
 }
 
+// recordCap bounds what a recorder keeps before the timeline is folded
+// and cut to MaxEvents.
+const recordCap = 20000
+
 func newRecorder() *recorder { return &recorder{base: time.Now()} }
 
 // start forgets everything recorded so far and restarts the clock.
@@ -71,7 +76,7 @@ func (rec *recorder) add(e Event) (int, time.Duration) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	e.At = time.Since(rec.base)
-	if len(rec.events) >= MaxEvents {
+	if len(rec.events) >= recordCap {
 		rec.dropped++
 		return -1, e.At
 	}
@@ -200,6 +205,11 @@ func (rec *recorder) timeline() *Timeline {
 		tl.Held = append(tl.Held, iv)
 	}
 	slices.SortStableFunc(tl.Events, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
+	tl.Events = foldWaits(tl.Events)
+	if len(tl.Events) > MaxEvents {
+		tl.Dropped += len(tl.Events) - MaxEvents
+		tl.Events = tl.Events[:MaxEvents]
+	}
 	tl.Overlaps = overlapsOf(tl.Held)
 	for _, e := range tl.Events {
 		if e.Client != "" && !slices.Contains(tl.Clients, e.Client) {
@@ -223,6 +233,66 @@ func overlapsOf(held []Interval) []Overlap {
 			if a.Client != b.Client {
 				out = append(out, Overlap{A: a.Client, B: b.Client, From: b.From, To: min(a.To, b.To)})
 			}
+		}
+	}
+	return out
+}
+
+// keepEnds is how many commands of a call foldWaits keeps at each end.
+const keepEnds = 3
+
+// foldWaits shortens each call that sent many commands (a Lock polling a
+// held lock): it keeps the call's first and last keepEnds commands and
+// puts, in place of the others, one note on the client's lane saying how
+// many commands of which kinds were sent over how long.
+func foldWaits(events []Event) []Event {
+	drop := make([]bool, len(events))
+	notes := map[int]Event{}   // by the index of the first command folded
+	open := map[string][]int{} // a client's commands in its current call
+	inCall := map[string]bool{}
+	for i, e := range events {
+		switch e.Kind {
+		case EventCall:
+			inCall[e.Client], open[e.Client] = true, nil
+		case EventCommand:
+			if inCall[e.Client] {
+				open[e.Client] = append(open[e.Client], i)
+			}
+		case EventReturn:
+			cmds := open[e.Client]
+			inCall[e.Client], open[e.Client] = false, nil
+			if len(cmds) <= 2*keepEnds+1 {
+				continue
+			}
+			middle := cmds[keepEnds : len(cmds)-keepEnds]
+			sent, kinds := 0, map[string]int{}
+			var order []string
+			for _, j := range middle {
+				drop[j] = true
+				n := 1 + events[j].Repeats
+				sent += n
+				if kinds[events[j].Op] == 0 {
+					order = append(order, events[j].Op)
+				}
+				kinds[events[j].Op] += n
+			}
+			var parts []string
+			for _, op := range order {
+				parts = append(parts, fmt.Sprintf("%s x%d", op, kinds[op]))
+			}
+			first, last := events[middle[0]], events[middle[len(middle)-1]]
+			span := max(last.At, last.Until) - first.At
+			notes[middle[0]] = Event{At: first.At, Kind: EventNote, Client: e.Client,
+				Op: fmt.Sprintf("%s sent %d more commands over %s, not drawn one by one: %s", e.Client, sent, roundTook(span), strings.Join(parts, ", "))}
+		}
+	}
+	out := make([]Event, 0, len(events))
+	for i, e := range events {
+		if n, ok := notes[i]; ok {
+			out = append(out, n)
+		}
+		if !drop[i] {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -35,9 +35,11 @@ type Timeline struct {
 	End time.Duration `json:"end_ns"`
 }
 
-// MaxEvents is how many events a Timeline keeps; a busier scenario
-// (mutual-exclusion's 200 critical sections) keeps its first MaxEvents
-// and counts the rest in Dropped.
+// MaxEvents is how many events a Timeline keeps. A call that sent many
+// commands (a Lock polling a held lock) keeps its first and last three and
+// one note for the rest; a busier scenario (mutual-exclusion's 200
+// critical sections) then keeps its first MaxEvents and counts the rest in
+// Dropped.
 const MaxEvents = 160
 
 // EventKind says what an Event records.
