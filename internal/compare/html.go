@@ -55,6 +55,9 @@ type htmlView struct {
 	RedlockRows                         []row
 	Accounts                            []accounts
 	Timelines                           []figureGroup
+	// Measured: the run measured speed (not a -trace run), so the speed
+	// and contention sections are shown.
+	Measured bool
 }
 
 type matrixRow struct {
@@ -103,6 +106,13 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	for _, s := range rep.Scenarios {
 		v.Headers = append(v.Headers, propertyHeader(rep, s))
+	}
+	v.Measured = rep.Raw.Speed != nil || rep.Raw.Error != ""
+	for _, t := range rep.Techniques {
+		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || len(t.Errors) > 0
+	}
+	if !v.Measured {
+		v.Settings = "Only the suite ran (-trace): no measurements."
 	}
 	ids := figureIDs{}
 	for _, t := range rep.Techniques {

@@ -233,7 +233,7 @@ func (s *seq) row(row seqRow, laneX map[string]float64, redisX, textX float64) i
 	case strategytest.EventNote:
 		s.Paths = append(s.Paths, seqPath{D: fmt.Sprintf("M%s %sl6 6l-6 6l-6 -6z", f(x), f(y-6)), Class: "note"})
 	}
-	text := shortText(e.Text(), 110)
+	text := shortText(e.Text(), 140)
 	s.Texts = append(s.Texts, seqText{X: f(textX), Y: f(y + 4), Class: class, Text: text})
 	s.Events++
 	return len([]rune(text))

@@ -185,10 +185,13 @@ func (rec *recorder) timeline() *Timeline {
 	end := time.Since(rec.base)
 	tl := &Timeline{Events: slices.Clone(rec.events), Dropped: rec.dropped, End: end}
 	for _, lr := range rec.leases {
-		// Deadline is on the holder's clock; the real time it stands for
-		// is skew earlier. It has no monotonic reading, hence the wall
-		// clock's difference from base.
-		deadline := lr.lease.Deadline().Add(-lr.skew).Sub(rec.base)
+		// A technique may compute Deadline on the holder's clock (then
+		// the real time it stands for is skew earlier) or on the real
+		// one: take whichever reading lies nearer the acquire plus its TTL.
+		deadline := lr.lease.Deadline().Sub(rec.base)
+		if skewed := deadline - lr.skew; lr.skew != 0 && absDur(skewed-lr.from-lr.ttl) < absDur(deadline-lr.from-lr.ttl) {
+			deadline = skewed
+		}
 		iv := Interval{Client: lr.who, From: lr.from, To: min(deadline, end)}
 		if lr.unlocked != nil && *lr.unlocked < iv.To {
 			iv.To = *lr.unlocked
@@ -296,4 +299,11 @@ func foldWaits(events []Event) []Event {
 		}
 	}
 	return out
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

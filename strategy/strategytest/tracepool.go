@@ -169,7 +169,7 @@ func argsText(args []any) string {
 			parts = append(parts, fmt.Sprint(a))
 		}
 	}
-	return shorten(strings.Join(parts, " "), 90)
+	return shorten(strings.Join(parts, " "), 64)
 }
 
 // replyText renders a reply: OK, nil, 1, "3f2a8c1e…", [1 0], or the error.
