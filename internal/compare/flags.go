@@ -23,7 +23,8 @@ type config struct {
 	scenarios  []string // names, in suite order
 	techniques []strategytest.Target
 	workload   bench.Workload
-	pairs      int // sequential pairs counted for round trips
+	pairs      int  // sequential pairs counted for round trips
+	trace      bool // -trace: the one scenario of techniques[0], printed as a timeline
 }
 
 // errUsage marks a flag error that has already been reported with usage.
@@ -43,6 +44,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		work   = fs.Int("workers", 16, "goroutines in the uncontended measurement, each on its own key")
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
+		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n       lockcompare check -addrs host:port[,...] (see lockcompare check -h)\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
@@ -89,6 +91,16 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		if slices.Contains(names, t.Name) {
 			cfg.techniques = append(cfg.techniques, t)
 		}
+	}
+	if *trace != "" {
+		if *techs != "" || *scen != "" {
+			return bad("-trace names its technique and scenario: drop -techniques and -scenarios")
+		}
+		target, scenario, err := parseTrace(*trace, targets)
+		if err != nil {
+			return bad("-trace: %v", err)
+		}
+		cfg.trace, cfg.techniques, cfg.scenarios = true, []strategytest.Target{target}, []string{scenario}
 	}
 	return cfg, nil
 }

@@ -26,6 +26,8 @@ func TestBadFlags(t *testing.T) {
 		{"unknown scenario", []string{"-scenarios", "fencing,nope"}, exitUsage, `unknown scenario "nope"`},
 		{"stray argument", []string{"now"}, exitUsage, "unexpected arguments"},
 		{"unknown flag", []string{"-fast"}, exitUsage, "-fast"},
+		{"trace without a scenario", []string{"-trace", "getset_timestamp/method1"}, exitUsage, "is not TECHNIQUE/SCENARIO"},
+		{"trace and techniques", []string{"-trace", "set_nx_ex/fencing", "-techniques", "set_nx_ex"}, exitUsage, "drop -techniques"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,10 @@ type htmlView struct {
 	RedlockHead                         []cell
 	RedlockRows                         []row
 	Accounts                            []accounts
+	Timelines                           []figureGroup
+	// Measured: the run measured speed (not a -trace run), so the speed
+	// and contention sections are shown.
+	Measured bool
 }
 
 type matrixRow struct {
@@ -61,7 +65,7 @@ type matrixRow struct {
 	Cells []matrixCell
 }
 
-type matrixCell struct{ Class, Verdict, Counts, Claim, Account string }
+type matrixCell struct{ Class, Verdict, Counts, Claim, Account, Href string }
 
 type chart struct {
 	W, H, Label string
@@ -103,21 +107,34 @@ func newHTMLView(rep *Report) htmlView {
 	for _, s := range rep.Scenarios {
 		v.Headers = append(v.Headers, propertyHeader(rep, s))
 	}
+	v.Measured = rep.Raw.Speed != nil || rep.Raw.Error != ""
+	for _, t := range rep.Techniques {
+		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || len(t.Errors) > 0
+	}
+	if !v.Measured {
+		v.Settings = "Only the suite ran (-trace): no measurements."
+	}
+	ids := figureIDs{}
 	for _, t := range rep.Techniques {
 		mr := matrixRow{Name: t.Name}
 		acc := accounts{Technique: t.Name}
+		group := figureGroup{Technique: t.Name}
 		for _, s := range rep.Scenarios {
 			r, ok := t.result(s)
 			if !ok {
 				mr.Cells = append(mr.Cells, matrixCell{Class: "na", Verdict: "not run"})
 				continue
 			}
-			mr.Cells = append(mr.Cells, matrixHTML(r))
+			c := matrixHTML(r)
+			c.Href = ids.of(t.Name, s)
+			mr.Cells = append(mr.Cells, c)
+			group.Figures = append(group.Figures, newFigure(c.Href, r, c))
 			acc.Lines = append(acc.Lines, fmt.Sprintf("%s (%s): %s", r.Scenario, r.Verdict, r.Account))
 		}
 		acc.Lines = append(acc.Lines, t.Errors...)
 		v.Matrix = append(v.Matrix, mr)
 		v.Accounts = append(v.Accounts, acc)
+		v.Timelines = append(v.Timelines, group)
 	}
 	v.SpeedChart, v.SpeedHead, v.SpeedRows = speedSection(rep)
 	v.ContChart, v.ContHead, v.ContRows = contentionSection(rep)

@@ -203,9 +203,10 @@ func checkHTML(t *testing.T, path string, rep Report) {
 			t.Errorf("HTML matrix has no row for %s", target.Name)
 		}
 	}
-	if svgs := root.find(named("svg")); len(svgs) != 2 {
+	if svgs := root.find(func(e *element) bool { return e.name == "svg" && e.attrs["class"] != "seq" }); len(svgs) != 2 {
 		t.Errorf("HTML has %d SVG charts, want 2", len(svgs))
 	}
+	checkDrawings(t, root, &rep)
 	bars := root.find(named("rect"))
 	if want := len(techniques.All()) * 5; len(bars) < want { // 1 speed + 2x2 contended bars each
 		t.Errorf("HTML charts have %d bars, want at least %d", len(bars), want)

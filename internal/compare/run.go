@@ -27,7 +27,9 @@ const (
 // Run is the command: it parses args, runs the comparison on targets (the
 // rows, in order; -techniques picks among them by Name), prints the tables
 // to stdout (to stderr when -json writes to stdout, so that stdout holds
-// only JSON) and writes the files asked for. It returns the exit status: 0
+// only JSON) and writes the files asked for. With -trace TECHNIQUE/SCENARIO
+// it runs only that scenario on that technique, without the benchmarks,
+// and prints its result line and its timeline, one line per event. It returns the exit status: 0
 // when every verdict is what the claims predict, 1 when one is not or a
 // measurement failed, 2 for bad flags.
 func Run(ctx context.Context, targets []strategytest.Target, args []string, stdout, stderr io.Writer) int {
@@ -38,14 +40,19 @@ func Run(ctx context.Context, targets []strategytest.Target, args []string, stdo
 	case err != nil:
 		return exitUsage
 	}
-	rep := compare(ctx, cfg, stderr)
-
 	tables := stdout
 	if cfg.jsonPath == "-" {
 		tables = stderr
 	}
+	var rep *Report
+	write := writeText
+	if cfg.trace {
+		rep, write = runTrace(ctx, cfg, stderr), writeTrace
+	} else {
+		rep = compare(ctx, cfg, stderr)
+	}
 	code := exitOK
-	if err := writeText(tables, rep); err != nil {
+	if err := write(tables, rep); err != nil {
 		fmt.Fprintf(stderr, "lockcompare: write tables: %v\n", err)
 		code = exitProblems
 	}

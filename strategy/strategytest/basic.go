@@ -85,6 +85,7 @@ func mutualExclusion(ctx context.Context, e *env, r *Result) {
 
 // section is one critical section of mutualExclusion.
 func section(ctx context.Context, e *env, l strategy.Locker, tl *timeline, who, counter string) error {
+	ctx = as(ctx, who)
 	lockCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	lease, err := l.Lock(lockCtx, "mutex")
@@ -119,10 +120,11 @@ func crashLiveness(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	r.Attempts = 1
-	if _, err := lockWithin(ctx, l, "crash"); err != nil {
+	if _, err := lockWithin(as(ctx, "A"), l, "crash"); err != nil {
 		fail(r, "A Lock", err)
 		return
 	}
+	e.rec.note("A", "A dies holding the lock: its lease is dropped, never unlocked")
 	crashed := time.Now()
 	bound, why := waitBound, ""
 	if !expires(l.Properties()) {
@@ -130,14 +132,15 @@ func crashLiveness(ctx context.Context, e *env, r *Result) {
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	lease, err := l.Lock(waitCtx, "crash")
+	ctxB := as(ctx, "B")
+	lease, err := l.Lock(as(waitCtx, "B"), "crash")
 	if err != nil {
 		r.Violations = 1
 		r.Account = fmt.Sprintf("B could not get the lock %v after its holder crashed (TTL %v%s): %v", bound, shortTTL, why, err)
 		return
 	}
 	r.Account = fmt.Sprintf("B got the lock %v after A crashed holding it (TTL %v)", time.Since(crashed).Round(time.Millisecond), shortTTL)
-	_ = lease.Unlock(ctx)
+	_ = lease.Unlock(ctxB)
 }
 
 // atomicAcquire: A dies between the steps of its acquire (for a one-step
@@ -154,19 +157,21 @@ func atomicAcquire(ctx context.Context, e *env, r *Result) {
 	if w, _ := windowsOf(l.Properties().Name); w.midAcquire != "" {
 		point = w.midAcquire
 	}
-	_, err = lockWithin(fault.With(ctx, fault.Crash(point)), l, "atomic")
+	_, err = lockWithin(fault.With(as(ctx, "A"), e.rec.crash(point)), l, "atomic")
 	if err != nil && !errors.Is(err, fault.ErrCrashed) {
 		fail(r, "A Lock", err)
 		return
 	}
 	wait := shortTTL*3/2 + 250*time.Millisecond
+	e.rec.note("B", "B waits %v (TTL %v) before it tries", wait, shortTTL)
 	select {
 	case <-time.After(wait):
 	case <-ctx.Done():
 		fail(r, "wait", ctx.Err())
 		return
 	}
-	lease, err := probe(ctx, l, "atomic")
+	ctxB := as(ctx, "B")
+	lease, err := probe(ctxB, l, "atomic")
 	switch {
 	case errors.Is(err, strategy.ErrNotAcquired):
 		r.Violations = 1
@@ -175,6 +180,6 @@ func atomicAcquire(ctx context.Context, e *env, r *Result) {
 		fail(r, "B TryLock", err)
 	default:
 		r.Account = fmt.Sprintf("A died at %s; the lock expired with its TTL and B took it %v later", point, wait)
-		_ = lease.Unlock(ctx)
+		_ = lease.Unlock(ctxB)
 	}
 }

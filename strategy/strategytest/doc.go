@@ -38,4 +38,14 @@
 // property is violated, or where one of lockzoo's techniques does not claim
 // a property and the scenario fails to reproduce the violation. Evaluate
 // returns the same Results as data; cmd/lockcompare prints them.
+//
+// Each Result carries a Timeline of what the scenario's clients did, on the
+// scenario's monotonic clock: every Locker and Lease call with what it
+// returned, every Redis command their connections carried with its reply
+// (the suite wraps the pools it builds the Locker over and attributes a
+// connection to the client named in the context it was taken with), the
+// fault points where a client was stopped or crashed, what the scenario did
+// to the nodes, each lease's TTL running out, and the interval each client
+// believed it held the lock, with the overlaps. lockcompare draws it as a
+// sequence diagram and prints it with -trace.
 package strategytest

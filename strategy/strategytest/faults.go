@@ -25,6 +25,7 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 	// Freeze the replica and cut its link, so that A's SET never reaches it
 	// (data already in flight would otherwise arrive when it resumes).
 	replica.Pause()
+	e.rec.note("", "a replica of the primary starts; it is frozen and its link cut, so nothing more reaches it")
 	if _, err := e.do(ctx, 0, "CLIENT", "KILL", "TYPE", "replica"); err != nil {
 		replica.Resume()
 		fail(r, "cut the replication link", err)
@@ -36,7 +37,8 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		fail(r, "build", err)
 		return
 	}
-	a, err := lockWithin(ctx, la, "failover")
+	ctxB := as(ctx, "B")
+	a, err := lockWithin(as(ctx, "A"), la, "failover")
 	if err != nil {
 		replica.Resume()
 		fail(r, "A Lock", err)
@@ -46,12 +48,13 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 	primary.Kill()
 	replica.Resume()
 	replica.Promote()
-	lb, err := e.lockerOn([]strategy.Pool{replica.Pool()}, strategy.Config{TTL: 10 * time.Second})
+	e.rec.note("", "the primary dies; the replica, which never got A's lock, is promoted")
+	lb, err := e.lockerOn([]strategy.Pool{e.traced(replica.Pool(), "replica")}, strategy.Config{TTL: 10 * time.Second})
 	if err != nil {
 		fail(r, "build on the replica", err)
 		return
 	}
-	b, err := probe(ctx, lb, "failover")
+	b, err := probe(ctxB, lb, "failover")
 	switch {
 	case err == nil:
 		tl := newTimeline()
@@ -59,7 +62,7 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		tl.hold("B", time.Now(), b.Deadline())
 		r.Violations = 1
 		r.Account = "the primary died before replicating A's lock; on the promoted replica " + tl.overlaps()[0].describe("failover")
-		_ = b.Unlock(ctx)
+		_ = b.Unlock(ctxB)
 	case errors.Is(err, strategy.ErrNotAcquired):
 		r.Account = "after failover to the replica, B was refused A's lock"
 	default:
@@ -77,7 +80,8 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		fail(r, "build", err)
 		return
 	}
-	a, err := lockWithin(ctx, la, "minority")
+	ctxA, ctxB := as(ctx, "A"), as(ctx, "B")
+	a, err := lockWithin(ctxA, la, "minority")
 	if err != nil {
 		fail(r, "A Lock", err)
 		return
@@ -93,20 +97,21 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		node.Kill()
 		node.Restart()
 	}
+	e.rec.note("", "nodes %d-%d die and restart empty", n/2+2, n)
 	lb, err := e.locker(strategy.Config{TTL: 10 * time.Second})
 	if err != nil {
 		fail(r, "build", err)
 		return
 	}
-	b, err := probe(ctx, lb, "minority")
+	b, err := probe(ctxB, lb, "minority")
 	switch {
 	case err == nil:
 		r.Violations = 1
 		r.Account = fmt.Sprintf("%d of %d nodes restarted empty and B took A's live lock", len(lost), n)
-		_ = b.Unlock(ctx)
+		_ = b.Unlock(ctxB)
 	case errors.Is(err, strategy.ErrNotAcquired):
 		r.Account = fmt.Sprintf("%d of %d nodes restarted empty; B was refused A's lock", len(lost), n)
-		_ = a.Unlock(ctx)
+		_ = a.Unlock(ctxA)
 	default:
 		fail(r, "B TryLock", err)
 	}
@@ -128,11 +133,13 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	r.Attempts = 1
-	a, err := lockWithin(ctx, l, "fenced")
+	ctxA, ctxB := as(ctx, "A"), as(ctx, "B")
+	a, err := lockWithin(ctxA, l, "fenced")
 	if err != nil {
 		fail(r, "A Lock", err)
 		return
 	}
+	e.rec.note("A", "A pauses (a GC pause, say) with its lease")
 	// A pauses (a GC pause, say) while its lease runs out and B takes over.
 	freed, err := e.freeForever(ctx, l.Properties(), "fenced")
 	if err != nil {
@@ -143,16 +150,17 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 	if freed != "" {
 		woke = freed + "A woke after B took over"
 	}
-	b, err := lockWithin(ctx, l, "fenced")
+	b, err := lockWithin(ctxB, l, "fenced")
 	if err != nil {
 		fail(r, "B Lock", err)
 		return
 	}
-	if err := res.Write(ctx, b.Fence(), "B"); err != nil {
+	if err := e.rec.record(ctxB, "Write", fmt.Sprintf("fence %d", b.Fence()), func() error { return res.Write(ctxB, b.Fence(), "B") }); err != nil {
 		fail(r, "B write", err)
 		return
 	}
-	err = res.Write(ctx, a.Fence(), "A")
+	e.rec.note("A", "A wakes and writes")
+	err = e.rec.record(ctxA, "Write", fmt.Sprintf("fence %d", a.Fence()), func() error { return res.Write(ctxA, a.Fence(), "A") })
 	switch {
 	case err == nil:
 		r.Violations = 1
@@ -162,7 +170,7 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 	default:
 		fail(r, "A write", err)
 	}
-	_ = b.Unlock(ctx)
+	_ = b.Unlock(ctxB)
 }
 
 // heldEverywhere waits, up to waitBound, until every node holds lock name with

@@ -23,14 +23,15 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	r.Attempts = 1
-	a, err := lockWithin(ctx, l, "stale")
+	ctxA, ctxB, ctxC := as(ctx, "A"), as(ctx, "B"), as(ctx, "C")
+	a, err := lockWithin(ctxA, l, "stale")
 	if err != nil {
 		fail(r, "A Lock", err)
 		return
 	}
-	resumeA := func() error { return a.Unlock(ctx) }
+	resumeA := func() error { return a.Unlock(ctxA) }
 	if w, ok := windowsOf(l.Properties().Name); ok {
-		resume, err := stopAt(ctx, w.release, a.Unlock)
+		resume, err := stopAt(ctxA, e.rec, w.release, a.Unlock)
 		defer resume()
 		if err != nil {
 			fail(r, "stop A's release", err)
@@ -43,14 +44,14 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		fail(r, "free A's lock", err)
 		return
 	}
-	b, err := lockWithin(ctx, l, "stale") // comes once A's lock expired
+	b, err := lockWithin(ctxB, l, "stale") // comes once A's lock expired
 	if err != nil {
 		fail(r, "B Lock", err)
 		return
 	}
 	tB := time.Now()
 	errA := resumeA()
-	c, err := probe(ctx, l, "stale")
+	c, err := probe(ctxC, l, "stale")
 	switch {
 	case err == nil:
 		tl := newTimeline()
@@ -61,10 +62,10 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		if ov := tl.overlaps(); len(ov) > 0 {
 			r.Account += ": " + ov[0].describe("stale")
 		}
-		_ = c.Unlock(ctx)
+		_ = c.Unlock(ctxC)
 	case errors.Is(err, strategy.ErrNotAcquired):
 		r.Account = fmt.Sprintf("%sA's late Unlock returned %v and left B's lock in place", freed, errOrOK(errA))
-		_ = b.Unlock(ctx)
+		_ = b.Unlock(ctxB)
 	default:
 		fail(r, "C TryLock", err)
 	}
@@ -104,21 +105,23 @@ func skewedClients(ctx context.Context, e *env) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	a, err := lockWithin(ctx, la, "skew")
+	ctxA, ctxB := as(ctx, "A"), as(ctx, "B")
+	a, err := lockWithin(ctxA, la, "skew")
 	if err != nil {
 		return 0, "", fmt.Errorf("A Lock: %w", err)
 	}
 	tA := time.Now()
-	b, err := probe(ctx, lb, "skew")
+	e.rec.note("B", "B's clock runs a minute ahead of A's")
+	b, err := probe(ctxB, lb, "skew")
 	switch {
 	case err == nil:
 		tl := newTimeline()
 		tl.hold("A", tA, a.Deadline())
 		tl.hold("B", time.Now(), b.Deadline())
-		_ = b.Unlock(ctx)
+		_ = b.Unlock(ctxB)
 		return 1, "B, its clock a minute ahead, took A's live lock: " + tl.overlaps()[0].describe("skew"), nil
 	case errors.Is(err, strategy.ErrNotAcquired):
-		_ = a.Unlock(ctx)
+		_ = a.Unlock(ctxA)
 		return 0, "B, its clock a minute ahead, was refused A's live lock", nil
 	}
 	return 0, "", fmt.Errorf("B TryLock: %w", err)
@@ -132,16 +135,20 @@ func serverClockJump(ctx context.Context, e *env) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
+	e.rec.note("", "second case: nodes %d-%d are killed, so that A's lock lands on a bare quorum", quorum+1, n)
 	for _, node := range e.nodes[quorum:] {
 		node.Kill()
 	}
-	a, err := lockWithin(ctx, la, "jump")
+	ctxA, ctxB := as(ctx, "A"), as(ctx, "B")
+	a, err := lockWithin(ctxA, la, "jump")
 	if err != nil {
 		return 0, "", fmt.Errorf("A Lock on nodes 1-%d: %w", quorum, err)
 	}
 	for _, node := range e.nodes[quorum:] {
 		node.Restart()
 	}
+	e.rec.note("", "nodes %d-%d restart, empty", quorum+1, n)
+	e.rec.note("", "node %d's clock jumps forward: A's key there expires now (emulated by PEXPIRE 1 ms)", quorum)
 	// Node `quorum`'s clock jumps forward past the lock's expiry: emulated by
 	// expiring A's key there now, which is what the jump makes Redis do.
 	for _, key := range protocol.LockKeys(e.prefix, "jump") {
@@ -154,16 +161,16 @@ func serverClockJump(ctx context.Context, e *env) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	b, err := probe(ctx, lb, "jump")
+	b, err := probe(ctxB, lb, "jump")
 	switch {
 	case err == nil:
-		_ = b.Unlock(ctx)
+		_ = b.Unlock(ctxB)
 		if a.Deadline().After(time.Now()) {
 			return 1, fmt.Sprintf("node %d's clock jumped and B formed a quorum with nodes %d-%d while A's lease was valid", quorum, quorum, n), nil
 		}
 		return 0, "B got the lock only after A's lease ended", nil
 	case errors.Is(err, strategy.ErrNotAcquired):
-		_ = a.Unlock(ctx)
+		_ = a.Unlock(ctxA)
 		return 0, fmt.Sprintf("node %d's clock jumped, yet B was refused", quorum), nil
 	}
 	return 0, "", fmt.Errorf("B TryLock: %w", err)

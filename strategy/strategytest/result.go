@@ -28,6 +28,10 @@ type Result struct {
 	Attempts   int           `json:"attempts"`
 	Account    string        `json:"account"` // one line: what happened
 	Elapsed    time.Duration `json:"elapsed_ns"`
+	// Timeline is what the scenario's clients did, for a sequence diagram;
+	// nil when the scenario did not run (not applicable, or its setup
+	// failed).
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Expected reports whether the verdict is what the claim predicts: a claimed

@@ -61,8 +61,10 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 		return r
 	}
 	start := time.Now()
+	e.rec.start(!expires(props))
 	s.run(ctx, e, &r)
 	r.Elapsed = time.Since(start)
+	r.Timeline = e.rec.timeline()
 	r.settle()
 	return r
 }

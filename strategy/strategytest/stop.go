@@ -17,16 +17,22 @@ const reachBound = 5 * time.Second
 // error; it must be called (the goroutine ends only then) and may be called
 // more than once. If op never reaches the point, stopAt resumes it and
 // returns an error.
-func stopAt(ctx context.Context, point string, op func(context.Context) error) (resume func() error, err error) {
+// The recorder gets the client's stop and its resumption, under the client
+// ctx names.
+func stopAt(ctx context.Context, rec *recorder, point string, op func(context.Context) error) (resume func() error, err error) {
 	gate := fault.NewGate(point)
 	done := make(chan error, 1)
 	go func() { done <- op(fault.With(ctx, gate.Hook)) }()
 	var (
-		once   sync.Once
-		result error
+		once    sync.Once
+		result  error
+		reached bool
 	)
 	resume = func() error {
 		once.Do(func() {
+			if reached {
+				rec.fault(ctx, point, "resumed")
+			}
 			gate.Open()
 			result = <-done
 		})
@@ -36,6 +42,8 @@ func stopAt(ctx context.Context, point string, op func(context.Context) error) (
 	defer timer.Stop()
 	select {
 	case <-gate.Reached():
+		reached = true
+		rec.fault(ctx, point, "stopped")
 		return resume, nil
 	case err := <-done:
 		once.Do(func() { result = err })

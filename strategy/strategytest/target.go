@@ -52,11 +52,12 @@ type env struct {
 	pools   []strategy.Pool
 	prefix  string
 	managed bool
+	rec     *recorder // the scenario's Timeline
 }
 
 // newEnv gives a scenario fresh managed nodes, or pools on opts.Addrs.
 func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
-	e := &env{tb: tb, target: target, prefix: "lock:"}
+	e := &env{tb: tb, target: target, prefix: "lock:", rec: newRecorder()}
 	n := target.nodes()
 	if len(opts.Addrs) > 0 {
 		if len(opts.Addrs) < n {
@@ -66,13 +67,13 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 		for _, addr := range opts.Addrs[:n] {
 			pool := dialPool(addr)
 			tb.Cleanup(func() { pool.Close() })
-			e.pools = append(e.pools, pool)
+			e.pools = append(e.pools, e.traced(pool, nodeName(len(e.pools), n)))
 		}
 	} else {
 		e.managed = true
 		e.nodes = redistest.Start(tb, n)
-		for _, node := range e.nodes {
-			e.pools = append(e.pools, node.Pool())
+		for i, node := range e.nodes {
+			e.pools = append(e.pools, e.traced(node.Pool(), nodeName(i, n)))
 		}
 	}
 	l, err := e.locker(strategy.Config{})
@@ -91,9 +92,24 @@ func (e *env) locker(cfg strategy.Config) (strategy.Locker, error) {
 	return e.lockerOn(e.pools, cfg)
 }
 
+// traced wraps pool, the node named node, so that the commands clients send
+// on it are recorded.
+func (e *env) traced(pool strategy.Pool, node string) strategy.Pool {
+	return tracedPool{pool: pool, rec: e.rec, node: node}
+}
+
+// nodeName names node i of n for the timeline: "" when there is one.
+func nodeName(i, n int) string {
+	if n == 1 {
+		return ""
+	}
+	return fmt.Sprintf("node %d", i+1)
+}
+
 // lockerOn builds the target over pools with the run's prefix; a Locker
 // with a Close method is closed when the scenario ends (before its nodes
-// go), so its goroutines end with it.
+// go), so its goroutines end with it. The Locker returned records its calls
+// in the scenario's Timeline.
 func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 	cfg.Prefix = e.prefix
 	l, err := e.target.New(pools, cfg)
@@ -103,7 +119,7 @@ func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Loc
 	if c, ok := l.(interface{ Close() error }); ok {
 		e.tb.Cleanup(func() { _ = c.Close() })
 	}
-	return l, nil
+	return traced(l, e.rec, cfg), nil
 }
 
 // pool returns the pool of node i as a *redis.Pool for raw commands.

@@ -2,7 +2,6 @@ package strategytest
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
@@ -52,21 +51,18 @@ func (tl *timeline) add(s span) {
 	tl.spans = append(tl.spans, s)
 }
 
-// overlaps returns every pair of intervals that intersect, sweeping the
-// intervals in order of entry.
+// overlaps returns every pair of two holders' intervals that intersect
+// (overlapsOf, which the Timeline's overlaps come from too).
 func (tl *timeline) overlaps() []overlap {
 	tl.mu.Lock()
-	spans := slices.Clone(tl.spans)
+	held := make([]Interval, 0, len(tl.spans))
+	for _, s := range tl.spans {
+		held = append(held, Interval{Client: s.who, From: s.from, To: s.to})
+	}
 	tl.mu.Unlock()
-	slices.SortFunc(spans, func(x, y span) int { return int(x.from - y.from) })
 	var out []overlap
-	for i, s := range spans {
-		for _, later := range spans[i+1:] {
-			if later.from >= s.to {
-				break
-			}
-			out = append(out, overlap{a: s.who, b: later.who, both: min(s.to, later.to) - later.from})
-		}
+	for _, o := range overlapsOf(held) {
+		out = append(out, overlap{a: o.A, b: o.B, both: o.To - o.From})
 	}
 	return out
 }

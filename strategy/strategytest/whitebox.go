@@ -60,6 +60,8 @@ func (e *env) freeForever(ctx context.Context, p strategy.Properties, name strin
 	if expires(p) {
 		return "", nil
 	}
+	ctx = as(ctx, "D")
+	e.rec.note("D", "another client, D, frees the lock that never expires: any client's DEL can")
 	for _, key := range protocol.LockKeys(e.prefix, name) {
 		if _, err := e.do(ctx, 0, "DEL", key); err != nil {
 			return "", fmt.Errorf("DEL %s: %w", key, err)
