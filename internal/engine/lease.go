@@ -22,6 +22,7 @@ type Lease struct {
 	l     *Locker
 	key   string // as the caller named it
 	fence uint64
+	start time.Time // just before the acquiring attempt was sent; for the Observer
 
 	rkey string
 
@@ -49,7 +50,7 @@ func newLease(l *Locker, key, rkey, token string, start time.Time, g Acquired) *
 	return &Lease{
 		l: l, key: key, fence: g.Fence,
 		op: make(chan struct{}, 1), rkey: rkey, value: value,
-		deadline: start.Add(validity),
+		deadline: start.Add(validity), start: start,
 	}
 }
 
@@ -105,11 +106,17 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	g, err := s.l.tech.Extend(ctx, h, ttl)
 	if err != nil {
+		if s.l.cfg.Observer != nil {
+			s.observeExtend(ctx, start, s.Deadline(), ttl, err)
+		}
 		return fmt.Errorf("lockzoo: %s: extend %q: %w", s.l.props.Name, s.key, err)
 	}
 	validity := g.Validity
 	if validity == 0 {
 		validity = ttl
+	}
+	if s.l.cfg.Observer != nil { // runs once mu is unlocked; reads the Deadline before
+		defer s.observeExtend(ctx, start, s.Deadline(), ttl, nil)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -147,6 +154,9 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	err := s.l.tech.Release(ctx, h)
 	s.spendUnless(err)
 	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
+	if s.l.cfg.Observer != nil {
+		s.observeRelease(ctx, err, false)
+	}
 	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
 	}
@@ -196,6 +206,9 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 		}
 	} else {
 		s.l.lines.poke(s.rkey, "")
+	}
+	if s.l.cfg.Observer != nil {
+		s.observeRelease(ctx, released, acquired == nil)
 	}
 	if released != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, released)
