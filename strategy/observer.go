@@ -114,8 +114,9 @@ const (
 	// it (or its reply was lost), or Lock's Retry policy stopped after a
 	// Redis failure.
 	ReasonUnreachable
-	// ReasonContext: the call's ctx ended first. For a Lock,
-	// LastFailure says whether Redis was failing meanwhile.
+	// ReasonContext: the call's ctx ended first. For a Lock, a
+	// LastFailure that does not match the ctx's error says Redis was
+	// failing meanwhile.
 	ReasonContext
 	// ReasonClosed: the Locker was closed while Lock waited.
 	ReasonClosed
@@ -148,9 +149,11 @@ type NotAcquiredEvent struct {
 	// Err is the error the call returned (it wraps ErrNotAcquired, except
 	// for a TryLock that failed to reach Redis).
 	Err error
-	// LastFailure is the last Redis failure a Lock met while it waited
-	// (it is wrapped in Err too), nil when there was none; a TryLock's is
-	// Err when Reason is ReasonUnreachable.
+	// LastFailure is the last failure of an attempt that Err reports (and
+	// wraps): for a Lock, the last Redis failure it met while it waited,
+	// or, when there was none, an attempt that the ctx's end cut short;
+	// nil when every attempt was answered. A TryLock's is the attempt's
+	// error when Reason is ReasonUnreachable.
 	LastFailure error
 }
 
