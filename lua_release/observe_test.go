@@ -267,3 +267,23 @@ func TestObserverSharedByLockers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLockUnlockObserved is BenchmarkLockUnlock without an observer
+// ("nil") and with one that does nothing ("nop"), in one run: compare
+// their rows.
+func BenchmarkLockUnlockObserved(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	for _, o := range []struct {
+		name string
+		obs  strategy.Observer
+	}{{"nil", nil}, {"nop", strategy.NopObserver{}}} {
+		b.Run(o.name, func(b *testing.B) {
+			l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 10 * time.Second, Observer: o.obs})
+			if err != nil {
+				b.Fatalf("New() = %v, want nil", err)
+			}
+			locktest.CloseOnCleanup(b, l)
+			locktest.BenchLockUnlock(b, l)
+		})
+	}
+}
