@@ -24,11 +24,11 @@ import (
 // too: embed NopObserver and implement only the methods you need, and
 // your type keeps compiling when an event is added.
 //
-// A call that returns before it reaches Redis (an empty key, a TryLock or
-// Extend after Close, a TryLock whose ctx had already ended, Unlock or
-// Extend of a lease already spent) reports nothing, and neither does an
-// Unlock or Extend that failed to reach Redis: that lease is not spent and
-// the caller sees the error.
+// A call that returns before it reaches Redis (bad input such as an empty
+// key, a TryLock, Lock or Extend after Close, a TryLock whose ctx had
+// already ended, Unlock or Extend of a lease already spent) reports
+// nothing, and neither does an Unlock or Extend that failed to reach
+// Redis: that lease is not spent and the caller sees the error.
 type Observer interface {
 	// Acquired reports a TryLock or Lock that got the lock, by its own
 	// attempt or by a hand-off (then HandedOff came first).

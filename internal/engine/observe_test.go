@@ -135,6 +135,35 @@ func TestObserverSilent(t *testing.T) {
 	}
 }
 
+// TestObserverClosed: a Lock that Close interrupts reports NotAcquired,
+// closed, after its refused attempts.
+func TestObserverClosed(t *testing.T) {
+	rec := &locktest.Recorder{}
+	tech := &scripted{acquire: held}
+	l := newLocker(t, tech, strategy.Config{Retry: strategy.Fixed(time.Hour), Observer: rec})
+	done := make(chan error, 1)
+	go func() { // ends when Close interrupts the Lock
+		_, err := l.Lock(context.Background(), "k")
+		done <- err
+	}()
+	for tech.attempts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close() = %v, want nil", err)
+	}
+	if err := <-done; !errors.Is(err, strategy.ErrClosed) {
+		t.Fatalf("Lock() = %v, want %v", err, strategy.ErrClosed)
+	}
+	events := rec.Events()
+	if got := locktest.Kinds(events); got != "not-acquired" {
+		t.Fatalf("events = %q, want %q", got, "not-acquired")
+	}
+	if e := events[0].NotAcquired; e.Reason != strategy.ReasonClosed || e.Attempts < 1 || e.Op != strategy.OpLock || e.LastFailure != nil {
+		t.Errorf("NotAcquired = %+v, want %v, Op %q, >= 1 attempt, no LastFailure", e, strategy.ReasonClosed, strategy.OpLock)
+	}
+}
+
 func mustTryLock(t *testing.T, l *engine.Locker) strategy.Lease {
 	t.Helper()
 	lease, err := l.TryLock(context.Background(), "k")
