@@ -1,5 +1,7 @@
 -- abandon: KEYS as release.lua; ARGV[1] the waiter's line member, ARGV[2]
--- its name, ARGV[3] to ARGV[6] as release.lua's ARGV[2] to ARGV[5].
+-- its name, ARGV[3] the lock's notice channel (protocol.Channel), ARGV[4]
+-- protocol.Stale and ARGV[5] protocol.HandOffRecent in ms, ARGV[6]
+-- protocol.FenceRetention in ms.
 -- Takes a waiter that gave up out of the line and, when a release handed
 -- it the lock in the meantime, passes the lock on (handOn). Replies 1 when
 -- it passed a lock on, else 0.

@@ -3,6 +3,7 @@ package luarelease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -92,19 +93,19 @@ func BenchmarkRawScripts(b *testing.B) {
 			return err
 		}
 		k := protocol.KeysOf(protocol.LockKey("lock:", key))
-		reply, err := redis.Int64s(acquire.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, 10000, "1", 250, key, "10000/L/"+key, protocol.FenceRetention.Milliseconds()))
+		fence, err := redis.Int64(acquire.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, 10000, "1", key, "L"))
 		c.Close()
 		if err != nil {
-			return err
+			return fmt.Errorf("acquire: %w (a reply that is not a fencing token: the key was held)", err)
 		}
-		if reply[0] != 1 {
-			return errors.New("acquire: key held")
+		if fence < 1 {
+			return errors.New("acquire: no fencing token")
 		}
 		c, err = pool.GetContext(ctx)
 		if err != nil {
 			return err
 		}
-		n, err := redis.Int(release.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key, protocol.Channel(k.Lock), 250, 25, protocol.FenceRetention.Milliseconds()))
+		n, err := redis.Int(release.DoContext(ctx, c, k.Lock, k.Fence, k.Line, k.Seen, key))
 		c.Close()
 		if err == nil && n != 1 {
 			err = errors.New("release: not released")

@@ -14,7 +14,7 @@ import (
 // runs them bare.
 func Scripts() (acquire, release *redis.Script) {
 	t := newTechnique(nil, FenceRetention)
-	return t.acquire, t.release
+	return t.acquire.Redis(), t.release.Redis()
 }
 
 // AbandonForTest runs the technique's Abandon for the waiter named waiter

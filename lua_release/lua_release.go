@@ -35,10 +35,12 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	e, err := engine.New(newTechnique(pool, retention), properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	t := newTechnique(pool, retention)
+	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
 	if err != nil {
 		return nil, err
 	}
+	t.setLocker(e.Config().TTL, e.ID())
 	return &Locker{e: e}, nil
 }
 
@@ -114,45 +116,95 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 // newTechnique returns lua_release's Redis commands over pool, with
 // fencing counters kept for retention after their lock's TTL.
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
+	consts := constants(retention)
 	return &technique{
 		pool:      pool,
-		acquire:   protocol.Script(4, acquireSource),
+		acquire:   engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
 		abandon:   protocol.Script(4, handoffSource+abandonSource),
-		release:   protocol.Script(4, handoffSource+releaseSource),
+		release:   engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
 		extend:    scripts.ComparePExpire(),
 		retention: strconv.FormatInt(retention.Milliseconds(), 10),
 	}
 }
 
+// constants is the Lua that sets the protocol's constants the acquire and
+// release scripts read (STALE, RECENT, RETENTION, in ms) in front of them:
+// a constant in the script's text costs nothing per call, an argument
+// costs the client its boxing and Redis its parsing.
+func constants(retention time.Duration) string {
+	return fmt.Sprintf("local STALE, RECENT, RETENTION = %d, %d, %d\n",
+		LineStale.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds())
+}
+
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool      strategy.Pool
-	acquire   *redis.Script
+	acquire   *engine.Script
 	abandon   *redis.Script
-	release   *redis.Script
+	release   *engine.Script
 	extend    *redis.Script
-	retention string // ms, formatted once: an int64 argument would allocate on every call
+	retention string // ms, for abandon.lua
+	// What every attempt of the Locker passes, boxed once (setLocker): the
+	// fast path allocates as little as it can.
+	ttl    time.Duration
+	ttlMs  any    // ttl in ms
+	locker string // the Locker's name (engine.Locker.ID)
+	id     any    // locker
+}
+
+// setLocker tells the technique its Locker's TTL and name, so that the
+// attempts that pass them do not box them anew.
+func (t *technique) setLocker(ttl time.Duration, locker string) {
+	t.ttl, t.ttlMs, t.locker, t.id = ttl, ttl.Milliseconds(), locker, locker
+}
+
+// lockerArg is the Locker name locker, as an argument.
+func (t *technique) lockerArg(locker string) any {
+	if locker == t.locker && t.id != nil {
+		return t.id
+	}
+	return locker
+}
+
+// ttlArg is a's TTL in ms, as an argument.
+func (t *technique) ttlArg(ttl time.Duration) any {
+	if ttl == t.ttl && t.ttlMs != nil {
+		return t.ttlMs
+	}
+	return ttl.Milliseconds()
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
-	waits := "0"
+	waits := "0" // a TryLock joins no line
 	if a.Waits {
 		waits = "1"
 	}
-	reply, err := redis.Int64s(engine.Eval(ctx, t.pool, t.acquire, k.Lock, k.Fence, k.Line, k.Seen,
-		a.Token, a.TTL.Milliseconds(), waits, LineStale.Milliseconds(), a.Waiter, member(a), t.retention))
-	switch {
-	case err != nil:
+	args := t.acquire.Args(9)
+	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL), waits, a.Waiter, t.lockerArg(a.Locker))
+	reply, err := t.acquire.Call(ctx, t.pool, args)
+	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
-	case len(reply) == 2 && reply[0] == 1:
-		return engine.Acquired{Fence: uint64(reply[1])}, nil
-	case len(reply) == 2 && reply[0] == 0:
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(reply[1])}
-	case len(reply) == 3 && reply[0] == 2 && reply[2] > 0:
+	}
+	if f, ok := reply.(int64); ok && f > 0 { // ours: the fencing token
+		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
+	}
+	vals, _ := reply.([]any)
+	var n [3]int64
+	for i, v := range vals {
+		x, ok := v.(int64)
+		if !ok || i >= len(n) {
+			return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
+		}
+		n[i] = x
+	}
+	switch {
+	case len(vals) == 2 && n[0] == 0:
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1])}
+	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
-		return engine.Acquired{Value: a.Waiter, Fence: uint64(reply[1]), Validity: time.Duration(reply[2]) * time.Millisecond}, nil
+		return engine.Acquired{Value: a.Waiter, Fence: uint64(n[1]), Validity: time.Duration(n[2]) * time.Millisecond, Keys: args[2:6:6]}, nil
 	}
 	return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
 }
@@ -187,9 +239,13 @@ func member(a engine.Attempt) string {
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	k := protocol.KeysOf(h.Key)
-	return t.owned(engine.Eval(ctx, t.pool, t.release, k.Lock, k.Fence, k.Line, k.Seen,
-		h.Value, h.Channel, LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention))
+	k := h.Keys
+	if len(k) != 4 { // a lock handed off or taken back: no keys kept
+		k = protocol.KeysOf(h.Key).All()
+	}
+	args := append(t.release.Args(5), k...)
+	args = append(args, h.Value)
+	return t.owned(t.release.Call(ctx, t.pool, args))
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {

@@ -218,11 +218,11 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	keys := []any{k.Lock, k.Line, k.Seen}
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		// The script publishes the release notice in the same step.
-		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+		a := compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel()))
 		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
 			// Our acquire's SET reached this node after this release:
 			// delete it again.
-			a = compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel))
+			a = compareVote(t.evalScript(ctx, n, c, t.release, keys, h.Value, h.Channel()))
 		}
 		return a
 	}

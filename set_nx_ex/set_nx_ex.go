@@ -95,7 +95,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // between them (fault.SetNXExReleaseAfterGet).
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	return t.checkThen(ctx, h, fault.SetNXExReleaseAfterGet, func(c redis.Conn) (int, error) {
-		return engine.DeleteAndPublish(ctx, c, h.Key, h.Channel)
+		return engine.DeleteAndPublish(ctx, c, h.Key, h.Channel())
 	})
 }
 

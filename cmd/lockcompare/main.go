@@ -19,23 +19,41 @@
 // measurement failed, and 2 for bad flags. `make compare` runs it; the
 // README's "Reading make compare" explains the columns.
 //
+// `lockcompare check -addrs h1:6379,...` instead checks existing servers
+// for the settings that break a technique's claimed properties (eviction,
+// persistence, replication, version and commands, cluster slots, the
+// user's access, the independence of redlock's masters); its body is
+// internal/check, and the README's "Checking a deployment" explains it.
+//
 // The command's body is internal/compare; this wrapper passes it every
 // lockzoo technique (peers/cmd/comparepeers adds the peer libraries).
 package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/lockzoo/lockzoo/internal/check"
 	"github.com/lockzoo/lockzoo/internal/compare"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := compare.Run(ctx, techniques.All(), os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// run is the command without the process around it: "check" as the first
+// argument runs internal/check on the rest, anything else internal/compare
+// on every technique. It returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "check" {
+		return check.Run(ctx, args[1:], stdout, stderr)
+	}
+	return compare.Run(ctx, techniques.All(), args, stdout, stderr)
 }

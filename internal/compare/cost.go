@@ -15,29 +15,26 @@ import (
 )
 
 // Cost is what one uncontended Lock+Unlock pair cost besides time: the
-// Redis CPU it took (the sum of usec over INFO commandstats on every node,
-// the INFO and CONFIG calls of the measurement left out) and the heap
+// Redis CPU it took (the CPU time of every node's main thread, INFO cpu's
+// used_cpu_user_main_thread + used_cpu_sys_main_thread) and the heap
 // allocations of the whole process while it ran (the benchmark loop's own
 // included, the same for every row), each divided by the pairs completed.
+//
+// The CPU time counts what a call costs the server: reading the command,
+// running it and writing the reply. INFO commandstats does not serve: it
+// leaves out the reading and the writing, most of a small call's cost, and
+// times a script's commands twice, inside the script's time and again on
+// their own.
 type Cost struct {
 	RedisMicrosPerPair float64 `json:"redis_us_per_pair"`
 	AllocsPerPair      float64 `json:"allocs_per_pair"`
 }
 
 // withCost runs measure, which returns an uncontended Speed, and what it
-// cost on pools. The Redis statistics are reset (CONFIG RESETSTAT) before
-// measure on nodes the run started; on servers named by -addrs, whose
-// statistics are not the run's to reset, the cost is the difference of two
-// readings.
-func withCost(ctx context.Context, pools []strategy.Pool, reset bool, measure func() (bench.Speed, error)) (bench.Speed, *Cost, error) {
-	if reset {
-		for _, p := range pools {
-			if _, err := do(ctx, p, "CONFIG", "RESETSTAT"); err != nil {
-				return bench.Speed{}, nil, fmt.Errorf("CONFIG RESETSTAT: %w", err)
-			}
-		}
-	}
-	before, err := commandMicros(ctx, pools)
+// cost on pools: the difference of two readings of the nodes' CPU time (on
+// servers named by -addrs, the other clients' load is counted too).
+func withCost(ctx context.Context, pools []strategy.Pool, measure func() (bench.Speed, error)) (bench.Speed, *Cost, error) {
+	before, err := cpuMicros(ctx, pools)
 	if err != nil {
 		return bench.Speed{}, nil, err
 	}
@@ -48,7 +45,7 @@ func withCost(ctx context.Context, pools []strategy.Pool, reset bool, measure fu
 	if err != nil {
 		return s, nil, err
 	}
-	after, err := commandMicros(ctx, pools)
+	after, err := cpuMicros(ctx, pools)
 	if err != nil {
 		return s, nil, err
 	}
@@ -62,37 +59,48 @@ func withCost(ctx context.Context, pools []strategy.Pool, reset bool, measure fu
 	}, nil
 }
 
-// commandMicros sums usec over INFO commandstats on every pool's server,
-// leaving out the measurement's own INFO and CONFIG calls.
-func commandMicros(ctx context.Context, pools []strategy.Pool) (int64, error) {
+// cpuMicros sums, in µs, the CPU time of every pool's server's main thread
+// (INFO cpu).
+func cpuMicros(ctx context.Context, pools []strategy.Pool) (int64, error) {
 	var usec int64
 	for _, p := range pools {
-		info, err := redis.String(do(ctx, p, "INFO", "commandstats"))
+		info, err := redis.String(do(ctx, p, "INFO", "cpu"))
 		if err != nil {
-			return 0, fmt.Errorf("INFO commandstats: %w", err)
+			return 0, fmt.Errorf("INFO cpu: %w", err)
 		}
-		usec += sumMicros(info)
+		n, err := mainThreadMicros(info)
+		if err != nil {
+			return 0, err
+		}
+		usec += n
 	}
 	return usec, nil
 }
 
-// sumMicros adds the usec fields of an INFO commandstats reply, but for
-// cmdstat_info and cmdstat_config.
-func sumMicros(info string) int64 {
-	var usec int64
+// mainThreadMicros reads the main thread's user and system CPU time, in
+// µs, from an INFO cpu reply; Redis before 6.2 reports no main thread, and
+// then the process's time counts.
+func mainThreadMicros(info string) (int64, error) {
+	fields := map[string]float64{}
 	for _, line := range strings.Split(info, "\r\n") {
-		name, stats, ok := strings.Cut(line, ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || name == "cmdstat_config" {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
 			continue
 		}
-		for _, f := range strings.Split(stats, ",") {
-			if v, ok := strings.CutPrefix(f, "usec="); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				usec += n
-			}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			fields[name] = f
 		}
 	}
-	return usec
+	user, okU := fields["used_cpu_user_main_thread"]
+	sys, okS := fields["used_cpu_sys_main_thread"]
+	if !okU || !okS {
+		user, okU = fields["used_cpu_user"]
+		sys, okS = fields["used_cpu_sys"]
+	}
+	if !okU || !okS {
+		return 0, fmt.Errorf("INFO cpu: no used_cpu_user and used_cpu_sys in %q", info)
+	}
+	return int64((user + sys) * 1e6), nil
 }
 
 // do runs one command on a connection from pool, bounded by ctx.

@@ -2,22 +2,25 @@ package compare
 
 import "testing"
 
-// TestSumMicros: the usec of every command counts, but for the
-// measurement's own INFO and CONFIG calls.
-func TestSumMicros(t *testing.T) {
+// TestMainThreadMicros: the main thread's user and system time count, in
+// µs; a server that reports no main thread (before Redis 6.2) counts the
+// process's; a reply without either is an error.
+func TestMainThreadMicros(t *testing.T) {
 	tests := []struct {
-		name string
-		info string
-		want int64
+		name    string
+		info    string
+		want    int64
+		wantErr bool
 	}{
-		{"empty", "# Commandstats\r\n", 0},
-		{"two commands", "# Commandstats\r\ncmdstat_set:calls=10,usec=25,usec_per_call=2.50,rejected_calls=0,failed_calls=0\r\ncmdstat_evalsha:calls=10,usec=44,usec_per_call=4.40\r\n", 69},
-		{"own calls left out", "cmdstat_info:calls=2,usec=100,usec_per_call=50\r\ncmdstat_config:calls=1,usec=7\r\ncmdstat_del:calls=1,usec=3\r\n", 3},
+		{"main thread", "# CPU\r\nused_cpu_sys:9.5\r\nused_cpu_user:9.5\r\nused_cpu_sys_main_thread:1.25\r\nused_cpu_user_main_thread:2.5\r\n", 3750000, false},
+		{"no main thread", "# CPU\r\nused_cpu_sys:0.000100\r\nused_cpu_user:0.000020\r\n", 120, false},
+		{"no cpu fields", "# CPU\r\n", 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := sumMicros(tt.info); got != tt.want {
-				t.Errorf("sumMicros() = %d, want %d", got, tt.want)
+			got, err := mainThreadMicros(tt.info)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("mainThreadMicros() = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
 			}
 		})
 	}

@@ -45,7 +45,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n       lockcompare check -addrs host:port[,...] (see lockcompare check -h)\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -80,7 +80,7 @@ func measureRaw(ctx context.Context, cfg config) (bench.Speed, *Cost, string, er
 		backend = ns.backend
 		ctx, cancel := context.WithTimeout(ctx, measureBound)
 		defer cancel()
-		speed, cost, err = withCost(ctx, ns.pools, ns.managed != nil, func() (bench.Speed, error) {
+		speed, cost, err = withCost(ctx, ns.pools, func() (bench.Speed, error) {
 			return bench.Raw(ctx, ns.pools[0], cfg.workers, cfg.bench)
 		})
 	})
@@ -148,7 +148,7 @@ func (m *measurer) steps(l strategy.Locker) []step {
 	cfg, t := m.cfg, m.t
 	steps := []step{
 		{"uncontended", func(ctx context.Context) (string, error) {
-			s, cost, err := withCost(ctx, m.nodes.pools, m.nodes.managed != nil, func() (bench.Speed, error) {
+			s, cost, err := withCost(ctx, m.nodes.pools, func() (bench.Speed, error) {
 				return bench.Uncontended(ctx, l, cfg.workers, cfg.bench)
 			})
 			if err != nil {

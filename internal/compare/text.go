@@ -112,7 +112,7 @@ func writeSpeed(w io.Writer, rep *Report) {
 		st.Workers, st.Bench)
 	fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s); the faster is shown\n", rawRunsText(rep.Raw))
 	tw := table(w)
-	fmt.Fprintf(w, "       redis µs: Redis CPU per pair, from INFO commandstats; allocs: heap allocations per pair in this process, the loop's own included\n")
+	fmt.Fprintf(w, "       redis µs: Redis CPU per pair, the nodes' main-thread CPU time (INFO cpu); allocs: heap allocations per pair in this process, the loop's own included\n")
 	fmt.Fprintln(tw, "technique\tnodes\tops/s\tof raw\tpair p50\tpair p99\tredis µs\tallocs\tround trips\tclaimed")
 	var ceiling float64
 	if s := rep.Raw.Speed; s != nil {

@@ -25,6 +25,7 @@ type Lease struct {
 	start time.Time // just before the acquiring attempt was sent; for the Observer
 
 	rkey string
+	keys []any // Acquired.Keys, for Held.Keys
 
 	// op serialises Extend and Unlock; a channel rather than a mutex so that
 	// waiting for it honours ctx.
@@ -49,7 +50,7 @@ func newLease(l *Locker, key, rkey, token string, start time.Time, g Acquired) *
 	}
 	return &Lease{
 		l: l, key: key, fence: g.Fence,
-		op: make(chan struct{}, 1), rkey: rkey, value: value,
+		op: make(chan struct{}, 1), rkey: rkey, keys: g.Keys, value: value,
 		deadline: start.Add(validity), start: start,
 	}
 }
@@ -202,7 +203,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 		if !s.l.lines.handOff(s.rkey, w, ho) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
-			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence, Channel: h.Channel})
+			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence})
 		}
 	} else {
 		s.l.lines.poke(s.rkey, "")
@@ -221,7 +222,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 func (s *Lease) snapshot() (Held, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Held{Key: s.rkey, Value: s.value, Fence: s.fence, Channel: ReleaseChannel(s.rkey)}, s.spent
+	return Held{Key: s.rkey, Value: s.value, Fence: s.fence, Keys: s.keys}, s.spent
 }
 
 func (s *Lease) notHeld(op, why string) error {

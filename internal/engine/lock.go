@@ -185,7 +185,7 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if handedOff && off.local {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence, Channel: ReleaseChannel(s.a.Key)})
+		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
 	}
 }
 

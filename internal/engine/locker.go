@@ -133,6 +133,10 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	return l, nil
 }
 
+// ID returns the name of the Locker in its waiters' inbox channels
+// (Attempt.Locker), or "" without WithInboxNotices.
+func (l *Locker) ID() string { return l.id }
+
 // Config returns the Locker's configuration with defaults filled in.
 func (l *Locker) Config() strategy.Config { return l.cfg }
 
@@ -274,11 +278,19 @@ func (l *Locker) token() (string, error) {
 		}
 		return t + "." + rand.Text(), nil
 	}
-	u, err := uuid.NewRandom()
-	if err != nil {
-		return "", fmt.Errorf("lockzoo: %s: owner token: %w", l.props.Name, err)
-	}
-	return u.String(), nil
+	return newUUID(), nil
+}
+
+// newUUID returns a random (version 4) UUID in its string form. It fills
+// the UUID with crypto/rand.Read, whose buffer stays on the stack, where
+// uuid.NewRandom's reader puts it on the heap: one allocation, the
+// string, on every Lock and TryLock.
+func newUUID() string {
+	var u uuid.UUID
+	rand.Read(u[:])             // never fails (crypto/rand, Go 1.24+)
+	u[6] = (u[6] & 0x0f) | 0x40 // version 4
+	u[8] = (u[8] & 0x3f) | 0x80 // the RFC 4122 variant
+	return u.String()
 }
 
 // ttlOrDefault resolves Extend's ttl argument.

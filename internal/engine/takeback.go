@@ -101,6 +101,6 @@ func (l *Locker) takeBack(a Attempt) {
 		defer l.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: a.Key, Value: a.Token, Channel: ReleaseChannel(a.Key)})
+		_ = l.tech.Release(ctx, Held{Key: a.Key, Value: a.Token})
 	}()
 }

@@ -43,15 +43,26 @@ type Acquired struct {
 	// Validity is how long the lock is safe to use, counted from the moment
 	// just before the attempt was sent; zero means the TTL asked for.
 	Validity time.Duration
+	// Keys is what a technique keeps for its Release and Extend of this
+	// lock: its Redis keys as the technique passes them to its scripts,
+	// boxed once at acquire (boxing a string allocates). The Lease hands
+	// them back in Held.Keys; nil when the technique keeps none.
+	Keys []any
 }
 
 // Held identifies a lock a lease holds, for Release and Extend.
 type Held struct {
-	Key     string // the Redis key, prefix included
-	Value   string // the value the holder wrote (the token, for most techniques)
-	Fence   uint64
-	Channel string // where Release publishes its notice: ReleaseChannel(Key)
+	Key   string // the Redis key, prefix included
+	Value string // the value the holder wrote (the token, for most techniques)
+	Fence uint64
+	// Keys is Acquired.Keys of the acquire that took the lock, or nil (a
+	// lock handed off, or taken back): the technique then builds its keys
+	// from Key.
+	Keys []any
 }
+
+// Channel is where Release publishes its notice: ReleaseChannel(Key).
+func (h Held) Channel() string { return ReleaseChannel(h.Key) }
 
 // Abandoner is implemented by techniques that keep a line of waiters in
 // Redis: Lock calls Abandon, once, when it gives up after one or more

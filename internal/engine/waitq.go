@@ -35,6 +35,11 @@ const lineShards = 64
 type lineShard struct {
 	mu    sync.Mutex
 	byKey map[string]*line
+	// spare is the last line that emptied, kept for the next key's first
+	// waiter: an uncontended Lock then allocates no line (nor its slice).
+	// A line is only ever reached under mu, through byKey, so reusing one
+	// that left byKey cannot confuse anybody.
+	spare *line
 }
 
 func newLines() *lines { return &lines{seed: maphash.MakeSeed()} }
@@ -125,7 +130,10 @@ func (q *lines) join(key, name string, next Attempt) *waiter {
 	}
 	ln := sh.byKey[key]
 	if ln == nil {
-		ln = &line{}
+		ln, sh.spare = sh.spare, nil
+		if ln == nil {
+			ln = &line{}
+		}
 		sh.byKey[key] = ln
 	}
 	ln.waiters = append(ln.waiters, w)
@@ -162,7 +170,11 @@ func (q *lines) leave(key string, w *waiter) (off handoff, handedOff, unsubscrib
 		return off, handedOff, false
 	}
 	delete(sh.byKey, key)
-	return off, handedOff, ln.subscribed
+	unsubscribe = ln.subscribed
+	clear(ln.waiters[:cap(ln.waiters)]) // drop the pointers the slice still holds
+	*ln = line{waiters: ln.waiters[:0]}
+	sh.spare = ln
+	return off, handedOff, unsubscribe
 }
 
 // markSubscribed records that key's line holds a subscription, and reports

@@ -14,7 +14,7 @@ import (
 // Watched runs the optimistic owner-checked transaction of article 000 on
 // one connection from pool: WATCH the key, GET it, and, when it holds
 // h.Value, reach point and send MULTI, cmd (and, when publish is set, a
-// PUBLISH of an empty notice on h.Channel), EXEC in one round trip. When
+// PUBLISH of an empty notice on h.Channel()), EXEC in one round trip. When
 // EXEC aborts because the key was written after WATCH (redis-py's
 // WatchError) it starts over, until the GET no longer matches, the
 // transaction commits, or ctx ends.
@@ -66,8 +66,8 @@ func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publis
 	}
 	if publish {
 		want++
-		if err := c.Send("PUBLISH", h.Channel, ""); err != nil {
-			return false, fmt.Errorf("PUBLISH %q: %w", h.Channel, err)
+		if err := c.Send("PUBLISH", h.Channel(), ""); err != nil {
+			return false, fmt.Errorf("PUBLISH %q: %w", h.Channel(), err)
 		}
 	}
 	replies, err := redis.Values(DoContext(ctx, c, "EXEC"))
@@ -115,7 +115,7 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 
 // DeleteHeld is the release without an owner check of the article
 // techniques that have none (getset_timestamp and its methods 1 and 2): DEL
-// whatever h's key holds, with the release notice on h.Channel, in one
+// whatever h's key holds, with the release notice on h.Channel(), in one
 // round trip on a connection from pool. It returns an error wrapping
 // strategy.ErrNotHeld only when there was no key to delete, and the Redis
 // failure otherwise.
@@ -123,7 +123,7 @@ func DeleteHeld(ctx context.Context, pool strategy.Pool, h Held) error {
 	var n int
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
-		n, err = DeleteAndPublish(ctx, c, h.Key, h.Channel)
+		n, err = DeleteAndPublish(ctx, c, h.Key, h.Channel())
 		return err
 	})
 	switch {

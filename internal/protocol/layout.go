@@ -15,22 +15,26 @@ const (
 // the slot), else prefix + "{" + name + "}". Every key KeysOf derives from
 // it hashes to the same Redis Cluster slot and starts with prefix.
 func LockKey(prefix, name string) string {
-	if full := prefix + name; hasHashTag(full) {
-		return full
+	if hasHashTag(prefix, name) {
+		return prefix + name
 	}
 	return prefix + "{" + name + "}"
 }
 
-// hasHashTag reports whether Redis Cluster hashes key by a tag: a "{"
-// followed, later, by a "}" with at least one byte between them (the first
-// "{" and the first "}" after it count).
-func hasHashTag(key string) bool {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
-		return false
+// hasHashTag reports whether Redis Cluster hashes the key a + b by a tag:
+// a "{" followed, later, by a "}" with at least one byte between them (the
+// first "{" and the first "}" after it count). It looks at the two parts
+// in place: this runs on every Lock and TryLock.
+func hasHashTag(a, b string) bool {
+	if open := strings.IndexByte(a, '{'); open >= 0 {
+		rest := a[open+1:]
+		if close := strings.IndexByte(rest, '}'); close >= 0 {
+			return close > 0
+		}
+		return len(rest) > 0 && strings.IndexByte(b, '}') >= 0 || len(rest) == 0 && strings.IndexByte(b, '}') > 0
 	}
-	close := strings.IndexByte(key[open+1:], '}')
-	return close > 0
+	open := strings.IndexByte(b, '{')
+	return open >= 0 && strings.IndexByte(b[open+1:], '}') > 0
 }
 
 // Keys are the Redis keys of one lock, in the order the scripts take them

@@ -1,6 +1,9 @@
 package protocol
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestLockKey(t *testing.T) {
 	tests := []struct {
@@ -15,6 +18,10 @@ func TestLockKey(t *testing.T) {
 		{"lock:", "x{y}z", "lock:x{y}z"},           // a tag in the middle
 		{"", "k", "{k}"},                           // no prefix
 		{"lock:", "{}x{y}", "lock:{{}x{y}}"},       // the first "{" counts: "{}" is empty
+		{"app{", "x}", "app{x}"},                   // a tag across prefix and name
+		{"app{", "}x", "app{{}x}"},                 // "{" + "}" across them is empty
+		{"app{x", "y", "app{x{y}"},                 // an unclosed "{" in the prefix
+		{"a{", "b{c}", "a{b{c}"},                   // the prefix's "{" counts first
 	}
 	for _, tt := range tests {
 		t.Run(tt.prefix+tt.name, func(t *testing.T) {
@@ -22,6 +29,23 @@ func TestLockKey(t *testing.T) {
 				t.Errorf("LockKey(%q, %q) = %q, want %q", tt.prefix, tt.name, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestHashTagAcrossParts checks hasHashTag(a, b), which looks at the two
+// parts in place, against the rule applied to a + b, for every split of a
+// set of keys.
+func TestHashTagAcrossParts(t *testing.T) {
+	whole := func(key string) bool { // the rule on the joined key
+		open := strings.IndexByte(key, '{')
+		return open >= 0 && strings.IndexByte(key[open+1:], '}') > 0
+	}
+	for _, key := range []string{"", "k", "{}", "{a}", "a{b}c", "a{}b", "}{", "a}b{c}", "{}x{y}", "{{}}", "x{", "x}", "{x", "ab{cd}ef{g}"} {
+		for i := 0; i <= len(key); i++ {
+			if got, want := hasHashTag(key[:i], key[i:]), whole(key); got != want {
+				t.Errorf("hasHashTag(%q, %q) = %v, want %v (the rule on %q)", key[:i], key[i:], got, want, key)
+			}
+		}
 	}
 }
 

@@ -7,7 +7,7 @@
 -- Redis time on every call, so a script's fast path defines only waitLine
 -- and takeFence, and a slow path builds the group it needs:
 --   waitLine()         the line of waiters: nowUs, nowMs, dropStale, join,
---                      leave;
+--                      leave, member;
 --   waitLine("notice") the encodings and the head notice: parseMember,
 --                      inbox, headNotice, handOffNotice, tellHead;
 --   waitLine("fence")  the fencing counter: readFence, nextFence,
@@ -135,7 +135,14 @@ local function waitLine(group)
 		redis.call("ZREM", line, member)
 		redis.call("ZREM", seen, member)
 	end
-	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave}
+
+	-- member is the line member of the waiter named waiter, of the Locker
+	-- named locker, asking for a TTL of ttl ms: "<ttl>/<locker>/<waiter>"
+	-- (protocol.Member; parseMember reads it back).
+	local function member(ttl, locker, waiter)
+		return ttl .. "/" .. locker .. "/" .. waiter
+	end
+	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave, member = member}
 end
 
 -- takeFence gives the holder that has just SET lock its fencing token, on

@@ -32,6 +32,13 @@ return {ttl, locker, waiter}`, m.String()))
 			t.Errorf("parseMember(%q) = %q, %v; want %q", m.String(), got, err, want)
 		}
 	})
+	t.Run("member: Lua encodes as Go does", func(t *testing.T) {
+		m := protocol.Member{TTL: 1500 * time.Millisecond, Locker: "L-1", Waiter: "w/x:y"}
+		got, err := redis.String(run(t, node, 0, `return waitLine().member(ARGV[1], ARGV[2], ARGV[3])`, "1500", m.Locker, m.Waiter))
+		if err != nil || got != m.String() {
+			t.Errorf("member(1500, %q, %q) = %q, %v; want %q", m.Locker, m.Waiter, got, err, m.String())
+		}
+	})
 	t.Run("member: Lua refuses what Go refuses", func(t *testing.T) {
 		for _, s := range []string{"x/L/w", "10/L", "10/L/"} {
 			got, err := run(t, node, 0, `return waitLine("notice").parseMember(ARGV[1]) and 1 or 0`, s)

@@ -66,6 +66,8 @@ type serverSpec struct {
 	// replicaHost and replicaPort name the master, as returned by its peer
 	// method; both are empty for a master.
 	replicaHost, replicaPort string
+	// flags are more redis-server flags, after the harness's own.
+	flags []string
 }
 
 // redisFlags returns the redis-server flags shared by both backends for a
@@ -90,6 +92,7 @@ func redisFlags(port string, spec serverSpec) []string {
 		// Relative to the server's directory, which is the node's own.
 		flags = append(flags, "--cluster-enabled", "yes", "--cluster-config-file", clusterConfigFile)
 	}
+	flags = append(flags, spec.flags...)
 	return flags
 }
 

@@ -52,7 +52,7 @@ func StartCluster(t TB, opts ...Option) *Cluster {
 		t.Fatalf("redistest: StartCluster: %v", err)
 	}
 	t.Logf("redistest: a cluster of %d masters on backend %s (%s)", clusterMasters, be.name(), be.describe())
-	spec := serverSpec{persist: o.persist, cluster: true}
+	spec := serverSpec{persist: o.persist, flags: o.flags, cluster: true}
 	servers, err := launchAll(be, spec, clusterMasters)
 	c := &Cluster{t: t}
 	for _, srv := range servers {

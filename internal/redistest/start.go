@@ -17,7 +17,7 @@ func Start(t TB, n int, opts ...Option) []*Node {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)
 	}
 	o := buildOptions(opts)
-	spec := serverSpec{persist: o.persist}
+	spec := serverSpec{persist: o.persist, flags: o.flags}
 	if o.withACL {
 		var err error
 		if spec.acl, err = aclText(o.acl); err != nil {
@@ -74,6 +74,16 @@ type options struct {
 	// withACL gives the nodes an ACL file defining acl (WithACL).
 	withACL bool
 	acl     []ACLUser
+	// flags are more redis-server flags (WithFlags).
+	flags []string
+}
+
+// WithFlags passes more flags to every node's redis-server, after the
+// harness's own, e.g. WithFlags("--rename-command", "GETSET", "") for a
+// server without GETSET. A replica gets them too; a flag Redis refuses
+// makes Start fail.
+func WithFlags(flags ...string) Option {
+	return func(o *options) { o.flags = append(o.flags, flags...) }
 }
 
 // WithPersistence makes the nodes write every command to an append-only file

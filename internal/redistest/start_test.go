@@ -149,3 +149,18 @@ func TestStartFailsWithAReason(t *testing.T) {
 		})
 	}
 }
+
+// TestWithFlags: the flags reach redis-server, and the replica's too.
+func TestWithFlags(t *testing.T) {
+	t.Parallel()
+	node := Start(t, 1, WithFlags("--rename-command", "GETSET", "", "--maxmemory-policy", "allkeys-lru"))[0]
+	for _, n := range []*Node{node, node.StartReplica()} {
+		if _, err := n.Do("GETSET", "k", "v"); err == nil || !strings.Contains(err.Error(), "unknown command") {
+			t.Errorf("GETSET on %s: err = %v, want unknown command", n.Addr(), err)
+		}
+		reply, err := redis.StringMap(n.Do("CONFIG", "GET", "maxmemory-policy"))
+		if err != nil || reply["maxmemory-policy"] != "allkeys-lru" {
+			t.Errorf("CONFIG GET maxmemory-policy on %s = %v, %v; want allkeys-lru", n.Addr(), reply, err)
+		}
+	}
+}

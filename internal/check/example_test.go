@@ -1,0 +1,59 @@
+package check_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/lockzoo/lockzoo/internal/check"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+)
+
+// Run checks the servers a service would use, prints the table and
+// returns the exit status. A fresh node of the test harness has no
+// persistence, which breaks redlock's NodeFaultTolerant: exit status 1.
+func ExampleRun() {
+	d := redistest.NewDetached("example-check")
+	err := d.Run(func() {
+		node := redistest.Start(d, 1)[0]
+		code := check.Run(context.Background(), []string{"-addrs", node.Addr()}, os.Stdout, os.Stderr)
+		fmt.Println("exit status", code)
+	})
+	if err != nil {
+		fmt.Println("no Redis:", err)
+	}
+}
+
+// With -techniques, hazards to the other techniques become notes: a
+// service that uses only lua_release on the same node passes. -json gives
+// the findings as data.
+func ExampleRun_json() {
+	d := redistest.NewDetached("example-check-json")
+	err := d.Run(func() {
+		node := redistest.Start(d, 1)[0]
+		var out bytes.Buffer
+		code := check.Run(context.Background(), []string{"-addrs", node.Addr(), "-techniques", "lua_release", "-json"}, &out, os.Stderr)
+		var rep check.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, f := range rep.Findings {
+			fmt.Println(f.Hazard, f.Status)
+		}
+		fmt.Println("exit status", code)
+	})
+	if err != nil {
+		fmt.Println("no Redis:", err)
+	}
+	// Output:
+	// eviction ok
+	// persistence note
+	// replication ok
+	// version ok
+	// cluster ok
+	// access ok
+	// exit status 0
+}

@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Script is a Lua script for a technique's hot path: its EVALSHA
+// arguments are built in one slice (Args) whose head, the script's hash
+// and key count, is boxed once, so a call allocates one slice where
+// Eval's variadic arguments allocate two (redis.Script.Do copies them
+// behind the hash).
+type Script struct {
+	s    *redis.Script
+	head [2]any // the hash and the key count
+}
+
+// NewScript returns the Script running s, which takes keyCount keys.
+func NewScript(s *redis.Script, keyCount int) *Script {
+	return &Script{s: s, head: [2]any{s.Hash(), keyCount}}
+}
+
+// Args returns an empty argument list for one call of s with room for n
+// keys and arguments: append them in order, then pass it to Call.
+func (s *Script) Args(n int) []any {
+	args := make([]any, 2, 2+n)
+	copy(args, s.head[:])
+	return args
+}
+
+// Call runs s with args (built by Args) on a connection from pool with
+// EVALSHA, and EVAL when the server does not have the script cached
+// (NOSCRIPT), bounded by ctx as DoContext bounds a command.
+func (s *Script) Call(ctx context.Context, pool strategy.Pool, args []any) (any, error) {
+	var reply any
+	err := WithConn(ctx, pool, func(c redis.Conn) error {
+		var err error
+		reply, err = DoContext(ctx, c, "EVALSHA", args...)
+		if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+			reply, err = EvalOn(ctx, c, s.s, args[2:]...)
+		}
+		return err
+	})
+	return reply, err
+}
+
+// Redis returns the redis.Script s runs.
+func (s *Script) Redis() *redis.Script { return s.s }
