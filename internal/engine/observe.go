@@ -104,8 +104,7 @@ func (s *Lease) observeRelease(ctx context.Context, err error, passedOn bool) {
 	}
 	o := s.l.cfg.Observer
 	now := time.Now()
-	token, deadline := s.Token(), s.Deadline()
-	held := now.Sub(s.start)
+	token, deadline, held := s.Token(), s.Deadline(), s.held()
 	if notHeld || now.After(deadline) {
 		e := strategy.LostEvent{
 			Technique: s.l.props.Name, Op: strategy.OpUnlock, Key: s.key, Token: token, Fence: s.fence,
@@ -131,8 +130,7 @@ func (s *Lease) observeExtend(ctx context.Context, start, before time.Time, ttl 
 		return
 	}
 	o := s.l.cfg.Observer
-	token, deadline := s.Token(), s.Deadline()
-	held := time.Since(s.start)
+	token, deadline, held := s.Token(), s.Deadline(), s.held()
 	if notHeld || start.After(before) {
 		e := strategy.LostEvent{
 			Technique: s.l.props.Name, Op: strategy.OpExtend, Key: s.key, Token: token, Fence: s.fence,
@@ -150,4 +148,12 @@ func (s *Lease) observeExtend(ctx context.Context, start, before time.Time, ttl 
 		Technique: s.l.props.Name, Key: s.key, Token: token, Fence: s.fence,
 		TTL: ttl, Deadline: deadline, Held: held,
 	})
+}
+
+// held returns how long the lease has held its lock: since just before the
+// acquiring attempt was sent.
+func (s *Lease) held() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.deadline) + s.span
 }
