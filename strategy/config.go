@@ -31,6 +31,10 @@ type Config struct {
 	// (getset_timestamp writes an expiry timestamp) ignores the value.
 	Token func() string
 	Clock func() time.Time // the client's wall clock; nil means time.Now. Tests skew it.
+	// Observer hears every call's events (acquired, not acquired,
+	// released, extended, lost, handed off), synchronously; nil means
+	// none, at no cost. See Observer.
+	Observer Observer
 }
 
 // WithDefaults returns c with every zero field set to its default, or an

@@ -9,6 +9,10 @@
 // and returns a *Locker that satisfies [Locker]. Code that depends only on
 // this package can switch techniques by changing one import line.
 //
+// Config.Observer hears every call's events (acquired, not acquired,
+// released, extended, lost, handed off) from every technique; see
+// [Observer], and package strategy/slogobserver for one that logs them.
+//
 // Every method that talks to Redis takes a context.Context as its first
 // parameter, and the context bounds the Redis call itself, not only the wait
 // for a connection: when a Redis node freezes, the call returns shortly after

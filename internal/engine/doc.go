@@ -38,6 +38,10 @@
 // are in lock.go, and the Unlock that hands off locally is Lease.pass in
 // lease.go.
 //
+// Config.Observer, when set, hears every call's outcome from observe.go,
+// called at a few points of Lock, TryLock, Unlock and Extend; each point
+// checks for a nil Observer first, and without one costs nothing more.
+//
 // Close ends the Locker's notice connections and goroutines at once (see
 // Locker.Close); a Locker never closed leaks nothing either, since those
 // connections end notify.Linger after the last waiter left.

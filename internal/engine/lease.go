@@ -22,6 +22,11 @@ type Lease struct {
 	l     *Locker
 	key   string // as the caller named it
 	fence uint64
+	// span is Deadline minus the moment just before the acquiring attempt
+	// was sent, kept across Extends, so that the Observer can tell how long
+	// the lock was held (8 bytes rather than a time.Time: Lease stays in
+	// its allocation size class).
+	span time.Duration
 
 	rkey string
 	keys []any // Acquired.Keys, for Held.Keys
@@ -50,7 +55,7 @@ func newLease(l *Locker, key, rkey, token string, start time.Time, g Acquired) *
 	return &Lease{
 		l: l, key: key, fence: g.Fence,
 		op: make(chan struct{}, 1), rkey: rkey, keys: g.Keys, value: value,
-		deadline: start.Add(validity),
+		deadline: start.Add(validity), span: validity,
 	}
 }
 
@@ -106,18 +111,26 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	g, err := s.l.tech.Extend(ctx, h, ttl)
 	if err != nil {
+		if s.l.cfg.Observer != nil {
+			s.observeExtend(ctx, start, s.Deadline(), ttl, err)
+		}
 		return fmt.Errorf("lockzoo: %s: extend %q: %w", s.l.props.Name, s.key, err)
 	}
 	validity := g.Validity
 	if validity == 0 {
 		validity = ttl
 	}
+	if s.l.cfg.Observer != nil { // runs once mu is unlocked; reads the Deadline before
+		defer s.observeExtend(ctx, start, s.Deadline(), ttl, nil)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g.Value != "" {
 		s.value = g.Value
 	}
-	s.deadline = start.Add(validity)
+	next := start.Add(validity)
+	s.span += next.Sub(s.deadline)
+	s.deadline = next
 	return nil
 }
 
@@ -148,6 +161,9 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	err := s.l.tech.Release(ctx, h)
 	s.spendUnless(err)
 	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
+	if s.l.cfg.Observer != nil {
+		s.observeRelease(ctx, err, false)
+	}
 	if err != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
 	}
@@ -197,6 +213,9 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 		}
 	} else {
 		s.l.lines.poke(s.rkey, "")
+	}
+	if s.l.cfg.Observer != nil {
+		s.observeRelease(ctx, released, acquired == nil)
 	}
 	if released != nil {
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, released)

@@ -25,7 +25,7 @@ import (
 // first. It returns without another attempt when the lock is handed off to
 // it: by a release in Redis (a "handoff:" notice), or by a local Unlock that
 // took the lock for it (HandOffer).
-func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
+func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, err error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
 	}
@@ -36,6 +36,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	rkey := l.rkey(key)
 	w := l.lines.join(rkey, name, Attempt{Key: rkey, Waiter: name, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()})
 	s := &waitState{key: key, a: w.next}
+	if l.cfg.Observer != nil { // after leave: the line is cleaned up first
+		defer func() { l.observeLock(ctx, w, s, lease, err) }()
+	}
 	defer l.leave(ctx, w, s)
 	var tick <-chan time.Time // nil until the first wait is armed
 	for {
@@ -78,6 +81,9 @@ type waitState struct {
 	queued      bool  // an attempt was refused, so the technique may have queued the waiter
 	lastFailure error // the last error that was not "held by someone else"
 	timer       *time.Timer
+	// handOff: the lock was handed off to the waiter, by a local Unlock
+	// (handOffLocal) or a release in Redis; for the Observer.
+	handOff, handOffLocal bool
 }
 
 // tryOnce makes w's next attempt. It returns the lease on success, the
@@ -209,6 +215,7 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", s.key, err)
 	}
+	s.handOff, s.handOffLocal = true, h.local
 	start := h.start
 	if start.IsZero() {
 		start = s.refusedAt

@@ -157,6 +157,9 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	}
 	now := time.Now()
 	lease, err := l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
+	if l.cfg.Observer != nil {
+		l.observeTry(ctx, key, now, lease, err)
+	}
 	if err != nil {
 		return nil, l.opError("trylock", key, err)
 	}
