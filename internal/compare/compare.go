@@ -28,10 +28,10 @@ type Report struct {
 // Settings are the measurement parameters of a run.
 type Settings struct {
 	Addrs    []string       `json:"addrs,omitempty"`
-	Bench    time.Duration  `json:"bench_ns"`   // each uncontended measurement
-	Workers  int            `json:"workers"`    // uncontended goroutines
-	Workload bench.Workload `json:"workload"`   // the contended run
-	Pairs    int            `json:"trip_pairs"` // pairs counted for round trips
+	Bench    time.Duration  `json:"bench_ns"`             // each uncontended measurement
+	Workers  int            `json:"workers"`              // uncontended goroutines
+	Workload bench.Workload `json:"workload"`             // the contended run
+	Pairs    int            `json:"trip_pairs"`           // pairs counted for round trips
 	Crowds   []int          `json:"contenders,omitempty"` // many-contenders runs, by number of contenders
 }
 
