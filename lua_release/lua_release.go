@@ -35,7 +35,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	if err := engine.CheckPool(pool, "pool"); err != nil {
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
-	e, err := engine.New(newTechnique(pool, retention), properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	e, err := engine.New(newTechnique(pool, retention), properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithNoticeWaits())
 	if err != nil {
 		return nil, err
 	}

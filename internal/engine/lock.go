@@ -20,9 +20,10 @@ import (
 // Waiting: this Locker's goroutines that wait for the same key queue in
 // FIFO order and only the first contends in Redis. It retries when a release
 // notice arrives (a local Unlock, or a pub/sub notice where the technique
-// publishes one), when the Retry policy's wait ends, or, where the technique
-// reports the holder's remaining TTL, when that runs out, whichever comes
-// first. It returns without another attempt when the lock is handed off to
+// publishes one), when the Retry policy's wait ends (with WithNoticeWaits,
+// once it listens for notices: the line's keep-place bound instead), or,
+// where the technique reports the holder's remaining TTL, when that runs
+// out, whichever comes first. It returns without another attempt when the lock is handed off to
 // it: by a release in Redis (a "handoff:" notice), or by a local Unlock that
 // took the lock for it (HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
@@ -119,6 +120,9 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	if !ok {
 		return nil, 0, l.gaveUp(s.key, nil, s.lastFailure)
 	}
+	if refused && l.sleeps(s.a.Key) {
+		wait = l.keepPlace // a notice or a hand-off wakes it sooner
+	}
 	if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Remaining > 0 {
 		wait = min(wait, busy.Remaining)
 	}
@@ -126,6 +130,13 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		wait = min(wait, l.keepPlace)
 	}
 	return nil, wait, nil
+}
+
+// sleeps reports whether a refused waiter for rkey may sleep until a
+// notice, the holder's TTL or keepPlace (WithNoticeWaits): its line's
+// subscription is confirmed and its connection is up.
+func (l *Locker) sleeps(rkey string) bool {
+	return l.noticeWaits && l.keepPlace > 0 && l.hub != nil && l.hub.Listening(l.channel(rkey))
 }
 
 // subscribeBound caps how long a waiter waits for its subscription to be
