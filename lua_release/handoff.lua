@@ -12,7 +12,8 @@
 -- counts the subscribers of this node only, so a head listening on another
 -- node counts as not listening. Otherwise the lock is deleted and, when
 -- anyone waits, a head notice tells the head to try. Notices go to the waiter's Locker
--- only (inbox). Waiters unseen for `stale` ms are dropped first. The
+-- only (inbox). Waiters unseen for `stale` ms are dropped first when the
+-- head is one of them (liveHead). The
 -- fencing counter is read before anything is written, so a bad counter
 -- fails the script with nothing written.
 local function handOn(lock, fence, line, seen, channel, stale, recent, retention)
@@ -23,8 +24,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
 	local stored = F.readFence(fence)
 	local now = L.nowMs()
-	L.dropStale(line, seen, now, stale)
-	local head = redis.call("ZRANGE", line, 0, 0)[1]
+	local head, last = L.liveHead(line, seen, now, stale)
 	if not head then
 		redis.call("DEL", lock)
 		return
@@ -36,8 +36,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		return
 	end
 	local box = N.inbox(channel, locker)
-	local last = tonumber(redis.call("ZSCORE", seen, head))
-	if last and (last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0) then
+	if last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
 		redis.call("SET", lock, waiter, "PX", ttl)
 		local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)
