@@ -116,17 +116,20 @@ local function waitLine(group)
 	-- join puts member in the line with order (once: a waiter's order never
 	-- changes) and marks it seen at now. The line's keys expire stale*4 ms
 	-- after the last join, or, when refresh is true, at least stale*3 ms
-	-- after the last attempt of any waiter (an attempt that finds less left
-	-- sets stale*4 again: at most one pair of PEXPIREs per stale ms, while
-	-- every live waiter attempts at least every stale/2): a line that
-	-- outlives its waiters is garbage. A line ordered by arrival
+	-- after the last join or attempt of any waiter (one that finds less
+	-- left, or no expiry, sets stale*4 again: at most one pair of PEXPIREs
+	-- per stale ms however many join, while every live waiter attempts at
+	-- least every stale/2): a line that outlives its waiters is garbage. A line ordered by arrival
 	-- (lua_release) refreshes, since one that expired under its waiters
 	-- would be rebuilt in a new order; one ordered by the Lock calls'
 	-- tickets (redlock) is rebuilt in the same order, and saves the check.
 	local function join(line, seen, order, member, now, stale, refresh)
 		local new = redis.call("ZADD", seen, now, member)
 		new = new + redis.call("ZADD", line, "NX", order, member)
-		if new > 0 or (refresh and redis.call("PTTL", line) < stale * 3) then
+		if refresh then
+			new = redis.call("PTTL", line) < stale * 3 and 1 or 0 -- -1: none yet
+		end
+		if new > 0 then
 			redis.call("PEXPIRE", line, stale * 4)
 			redis.call("PEXPIRE", seen, stale * 4)
 		end
