@@ -42,6 +42,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	for {
 		select {
 		case e := <-w.events:
+			if e.handedOff && e.off.start.IsZero() && s.refusedTry > e.tries {
+				// An attempt begun after this hand-off reached the waiter
+				// found the lock not the waiter's: the handed lock is gone
+				// (it expired), and validity counted from that attempt
+				// would outlast it.
+				continue
+			}
 			if e.handedOff {
 				s.queued = false // the hand-off took the waiter out of the line
 				return l.handedOff(ctx, s, e.off)
@@ -76,8 +83,9 @@ type waitState struct {
 	key         string  // as the caller named it
 	a           Attempt // the next attempt; Token set per attempt
 	refusedAt   time.Time
-	queued      bool  // an attempt was refused, so the technique may have queued the waiter
-	lastFailure error // the last error that was not "held by someone else"
+	refusedTry  uint64 // the number of the attempt refused at refusedAt
+	queued      bool   // an attempt was refused, so the technique may have queued the waiter
+	lastFailure error  // the last error that was not "held by someone else"
 	timer       *time.Timer
 }
 
@@ -104,7 +112,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
 	case refused:
-		s.queued, s.refusedAt = true, sent
+		s.queued, s.refusedAt, s.refusedTry = true, sent, uint64(n)
 	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
@@ -214,7 +222,9 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
 // handed off by a release in Redis (a "handoff:" notice) holds the waiter's
 // name; that came after the last refused attempt (which found the lock not
-// ours), so the validity is counted from then. A lock handed off by a
+// ours), so the validity is counted from then. (Lock drops a hand-off that
+// an attempt begun after it arrived found gone: that attempt came after
+// the hand-off.) A lock handed off by a
 // local Unlock comes with its own start and validity.
 func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
