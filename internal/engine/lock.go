@@ -23,9 +23,9 @@ import (
 // publishes one), when the Retry policy's wait ends (with WithNoticeWaits,
 // once it listens for notices: the line's keep-place bound instead), or,
 // where the technique reports the holder's remaining TTL, when that runs
-// out, whichever comes first. It returns without another attempt when the lock is handed off to
-// it: by a release in Redis (a "handoff:" notice), or by a local Unlock that
-// took the lock for it (HandOffer).
+// out, whichever comes first. It returns without another attempt when the
+// lock is handed off to it: by a release in Redis (a "handoff:" notice), or
+// by a local Unlock that took the lock for it (HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
@@ -224,8 +224,8 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 // name; that came after the last refused attempt (which found the lock not
 // ours), so the validity is counted from then. (Lock drops a hand-off that
 // an attempt begun after it arrived found gone: that attempt came after
-// the hand-off.) A lock handed off by a
-// local Unlock comes with its own start and validity.
+// the hand-off.) A lock handed off by a local Unlock comes with its own
+// start and validity.
 func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", s.key, err)
