@@ -3,8 +3,11 @@
 -- protocol.Stale and ARGV[5] protocol.HandOffRecent in ms, ARGV[6]
 -- protocol.FenceRetention in ms.
 -- Takes a waiter that gave up out of the line and, when a release handed
--- it the lock in the meantime, passes the lock on (handOn). Replies 1 when
--- it passed a lock on, else 0.
+-- it the lock in the meantime, passes the lock on (handOn); when the lock
+-- is free (a release that found the waiter not alive named it in a head
+-- notice), tells the new head to try, since waiters that listen for
+-- notices sleep until one reaches them. Replies 1 when it passed a lock
+-- on, else 0.
 local L = waitLine()
 local handed = redis.call("GET", KEYS[1]) == ARGV[2]
 if handed then
@@ -12,6 +15,9 @@ if handed then
 end
 L.leave(KEYS[3], KEYS[4], ARGV[1])
 if not handed then
+	if redis.call("EXISTS", KEYS[1]) == 0 then
+		waitLine("notice").tellHead(KEYS[3], KEYS[4], ARGV[3])
+	end
 	return 0
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])

@@ -45,7 +45,8 @@ if redis.call("EXISTS", line) == 0 then
 end
 
 -- Handed to us by a release whose notice this attempt overtook.
-if waits and redis.call("GET", lock) == me then
+local holder = redis.call("GET", lock)
+if waits and holder == me then
 	return {2, waitLine("fence").readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
@@ -53,16 +54,20 @@ local L = waitLine()
 local member = L.member(ttl, ARGV[5], me)
 local nowU = L.nowUs()
 local now = math.floor(nowU / 1000)
-L.dropStale(line, seen, now, STALE)
 
-local head = redis.call("ZRANGE", line, 0, 0)[1]
-if head == nil or head == member then
-	local won = take()
-	if won then
-		if type(won) == "number" then
-			L.leave(line, seen, member)
+-- A free lock is ours when nobody live waits before us (liveHead drops
+-- the stale waiters first); a held one is not, and the line is left as
+-- it is.
+if not holder then
+	local head = L.liveHead(line, seen, now, STALE)
+	if head == nil or head == member then
+		local won = take()
+		if won then
+			if type(won) == "number" then
+				L.leave(line, seen, member)
+			end
+			return won
 		end
-		return won
 	end
 end
 if waits then

@@ -45,10 +45,18 @@
 //     so a release wakes only the Locker it concerns), when a local Unlock
 //     frees the key, when the holder's reported TTL runs out, or when
 //     Config.Retry's wait ends (jittered waits from 250 µs growing to 4 ms
-//     by default), whichever comes first.
+//     by default), whichever comes first. Once its subscription is
+//     confirmed, a waiter no longer polls on Retry's waits: it sleeps until
+//     a hand-off or a notice reaches it, the holder's TTL runs out, or
+//     LineStale/2 passes (which keeps its place and catches a lost notice);
+//     Config.Retry still counts the attempts and says when to give up. So
+//     waiting costs Redis one attempt per waiter per LineStale/2, not one
+//     per 4 ms.
 //  4. Release: one script. If GET key == token, the lock goes on at once:
-//     when the head of the line made an attempt within HandOffRecent, the
-//     script sets the key to that waiter's name with the waiter's TTL,
+//     when the head of the line is alive (it made an attempt within
+//     HandOffRecent, or, seen within LineStale, its Locker listens on its
+//     inbox: PUBSUB NUMSUB counts a subscriber), the script sets the key
+//     to that waiter's name with the waiter's TTL,
 //     INCRs the fencing counter, takes the waiter out of the line and
 //     publishes "handoff:<fence>:<waiter>" to the waiter's Locker, whose Lock
 //     returns without another round trip (its validity counted from its
@@ -94,9 +102,15 @@
 // Deadline can still act on the protected resource unless that resource
 // checks the fencing token. A waiter at the head of the line that dies holds
 // the free lock back from the others for up to LineStale. Worse, a waiter
-// that dies within HandOffRecent before a release can be handed the lock
-// and keeps it, like a holder that dies, until its TTL runs out (a waiter
-// whose Lock gives up passes a lock handed to it on, in Abandon). The line
+// that dies within HandOffRecent before a release, or whose Locker still
+// listens on the key's inbox (another of its waiters waits, or the
+// subscription lingers for notify.Linger: a goroutine that stops without
+// its Lock returning), can be handed the lock and keeps it, like a holder
+// that dies, until its TTL runs out (a waiter whose Lock gives up passes a
+// lock handed to it on, in Abandon; a process that dies drops its
+// subscription with its connection). On Redis Cluster NUMSUB counts the
+// subscribers of one node only, so a head that listens elsewhere is named
+// in a notice instead, as when it is not listening. The line
 // and notices use the keys <lock>:line and <lock>:seen and the channels
 // <lock>:notice:*, which nothing else may write to: a forged "handoff:"
 // notice would make a waiter believe it holds the lock. For the same

@@ -31,12 +31,13 @@ var (
 // in line when A releases.
 //   - recent head: B attempts every 5 ms, so the release hands the lock to
 //     B under B's waiter name (no "."), with the next fencing token.
-//   - stale head: B's Retry would sleep an hour, so it attempts only every
-//     LineStale/2 to keep its place, and A releases when B's last attempt
-//     is 2-4 HandOffRecents old: too old for a hand-off, well before B's
-//     next attempt. The release deletes the lock and names B in a "head:"
-//     notice; B takes the lock with an attempt of its own ("<waiter>.<n>"),
-//     at once rather than on a timer.
+//   - listening head: B's Retry would sleep an hour, so it attempts only
+//     every LineStale/2 to keep its place, and A releases when B's last
+//     attempt is 2-4 HandOffRecents old, well before B's next attempt: not
+//     recent, but B's Locker listens on its inbox, so the release hands
+//     the lock to B all the same. (A head that is not listening is only
+//     named in a notice: TestAbandonPassesHandedLockOn, whose handOn is
+//     the release's.)
 //   - slow waiter keeps its place: as above, but A releases after twice
 //     LineStale; B still hears of it and gets the lock within seconds.
 func TestReleaseToWaitingHead(t *testing.T) {
@@ -47,9 +48,9 @@ func TestReleaseToWaitingHead(t *testing.T) {
 		handed string // "yes", "no", or "" for either
 	}{
 		{"recent head", strategy.Fixed(5 * time.Millisecond), nil, "yes"},
-		{"stale head", noPolling, func(t *testing.T, node *redistest.Node) {
+		{"listening head", noPolling, func(t *testing.T, node *redistest.Node) {
 			waitLastSeen(t, node, 2*luarelease.HandOffRecent, 4*luarelease.HandOffRecent)
-		}, "no"},
+		}, "yes"},
 		{"slow waiter keeps its place", noPolling, func(*testing.T, *redistest.Node) {
 			time.Sleep(2 * luarelease.LineStale)
 		}, ""},
@@ -194,12 +195,13 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 	w2 := "60000/L2/w2"
 	tests := []struct {
 		name      string
-		lock      string   // the lock's value before w1 gives up
+		lock      string   // the lock's value before w1 gives up; "" for none
 		line      []member // the line before w1 gives up, head first
 		wantLock  string   // "" for deleted
 		wantFence int64
 		wantLine  []string
 		wantSent  []string // "<channel> <body>" published on the key's channels
+		listening bool     // L2 listens on its inbox (a SUBSCRIBE, which NUMSUB counts)
 	}{
 		{
 			name:      "recent waiter is handed the lock",
@@ -221,9 +223,25 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			wantFence: 5,
 		},
 		{
-			name:      "stale head is named, the lock deleted",
+			name:      "head neither recent nor listening is named, the lock deleted",
 			lock:      "w1",
 			line:      []member{{name: w2, age: (luarelease.HandOffRecent + luarelease.LineStale) / 2}},
+			wantFence: 5,
+			wantLine:  []string{w2},
+			wantSent:  []string{inboxK + ":L2 head:w2"},
+		},
+		{
+			name:      "listening head not seen recently is handed the lock",
+			lock:      "w1",
+			line:      []member{{name: w2, age: (luarelease.HandOffRecent + luarelease.LineStale) / 2}},
+			listening: true,
+			wantLock:  "w2",
+			wantFence: 6,
+			wantSent:  []string{inboxK + ":L2 handoff:6:w2"},
+		},
+		{
+			name:      "free lock: the next head is told",
+			line:      []member{{name: w1}, {name: w2}},
 			wantFence: 5,
 			wantLine:  []string{w2},
 			wantSent:  []string{inboxK + ":L2 head:w2"},
@@ -243,7 +261,12 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			node := redistest.Start(t, 1)[0]
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			locktest.MustDo(t, node, "SET", lockK, tt.lock, "PX", 60000)
+			if tt.lock != "" {
+				locktest.MustDo(t, node, "SET", lockK, tt.lock, "PX", 60000)
+			}
+			if tt.listening {
+				listen(t, node, inboxK+":L2")
+			}
 			locktest.MustDo(t, node, "SET", luarelease.FenceKey(lockK), 5)
 			nowUs := serverTimeUs(t, node)
 			for i, m := range tt.line {
@@ -374,6 +397,24 @@ func subscribeKey(t *testing.T, node *redistest.Node) *keySubscriber {
 		t.Fatalf("PSUBSCRIBE reply = %v, want a subscription", m)
 	}
 	return s
+}
+
+// listen subscribes to channel on a connection of its own, closed when
+// the test ends, as a Locker that listens on its inbox does.
+func listen(t *testing.T, node *redistest.Node, channel string) {
+	t.Helper()
+	c, err := redis.Dial("tcp", node.Addr())
+	if err != nil {
+		t.Fatalf("Dial(%s) = %v, want nil", node.Addr(), err)
+	}
+	psc := redis.PubSubConn{Conn: c}
+	t.Cleanup(func() { _ = psc.Close() })
+	if err := psc.Subscribe(channel); err != nil {
+		t.Fatalf("SUBSCRIBE %s = %v, want nil", channel, err)
+	}
+	if m, ok := psc.ReceiveWithTimeout(5 * time.Second).(redis.Subscription); !ok || m.Count != 1 {
+		t.Fatalf("SUBSCRIBE %s reply = %v, want a subscription", channel, m)
+	}
 }
 
 // published returns the messages received so far, as "<channel> <body>".

@@ -2,12 +2,18 @@
 -- which start with the prelude (package protocol) and this file.
 --
 -- handOn passes the lock on once its owner is done with it: when the head
--- of the line made an attempt within the last `recent` ms, the lock is set
--- to that waiter's name with the waiter's TTL, the waiter gets the next
--- fencing token and leaves the line, and a hand-off notice tells it that
--- it holds the lock. Otherwise the lock is deleted and, when anyone waits,
--- a head notice tells the head to try. Notices go to the waiter's Locker
--- only (inbox). Waiters unseen for `stale` ms are dropped first. The
+-- of the line is alive, the lock is set to that waiter's name with the
+-- waiter's TTL, the waiter gets the next fencing token and leaves the
+-- line, and a hand-off notice tells it that it holds the lock. The head is
+-- alive when it made an attempt within the last `recent` ms, or when its
+-- Locker listens on its inbox (PUBSUB NUMSUB: at least one subscriber, so
+-- its process is up; a waiter that gives up passes a lock handed to it on,
+-- abandon.lua) and it was seen within `stale` ms. On Redis Cluster NUMSUB
+-- counts the subscribers of this node only, so a head listening on another
+-- node counts as not listening. Otherwise the lock is deleted and, when
+-- anyone waits, a head notice tells the head to try. Notices go to the waiter's Locker
+-- only (inbox). Waiters unseen for `stale` ms are dropped first when the
+-- head is one of them (liveHead). The
 -- fencing counter is read before anything is written, so a bad counter
 -- fails the script with nothing written.
 local function handOn(lock, fence, line, seen, channel, stale, recent, retention)
@@ -18,8 +24,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
 	local stored = F.readFence(fence)
 	local now = L.nowMs()
-	L.dropStale(line, seen, now, stale)
-	local head = redis.call("ZRANGE", line, 0, 0)[1]
+	local head, last = L.liveHead(line, seen, now, stale)
 	if not head then
 		redis.call("DEL", lock)
 		return
@@ -30,15 +35,15 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		redis.call("DEL", lock)
 		return
 	end
-	local last = tonumber(redis.call("ZSCORE", seen, head))
-	if last and last >= now - recent then
+	local box = N.inbox(channel, locker)
+	if last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
 		redis.call("SET", lock, waiter, "PX", ttl)
 		local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)
-		redis.call("PUBLISH", N.inbox(channel, locker), N.handOffNotice(f, waiter))
+		redis.call("PUBLISH", box, N.handOffNotice(f, waiter))
 		return
 	end
 	redis.call("DEL", lock)
-	redis.call("PUBLISH", N.inbox(channel, locker), N.headNotice(waiter))
+	redis.call("PUBLISH", box, N.headNotice(waiter))
 end
 

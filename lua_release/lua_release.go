@@ -36,7 +36,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
 	t := newTechnique(pool, retention)
-	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale))
+	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithNoticeWaits())
 	if err != nil {
 		return nil, err
 	}

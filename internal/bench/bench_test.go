@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -239,6 +240,20 @@ func TestInvalidInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if err := tt.run(); !errors.Is(err, strategy.ErrInvalidConfig) {
 				t.Errorf("%s = %v, want an error wrapping ErrInvalidConfig", tt.name, err)
+			}
+		})
+	}
+}
+
+// TestCrowdWorkload: the many-contenders workload gives each of n
+// contenders at least 4 sections of 1 ms and at least 256 in all.
+func TestCrowdWorkload(t *testing.T) {
+	tests := []struct{ n, sections int }{{1, 256}, {8, 32}, {32, 8}, {128, 4}, {1000, 4}}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.n), func(t *testing.T) {
+			w := bench.CrowdWorkload(tt.n)
+			if w.Workers != tt.n || w.Sections != tt.sections || w.Hold != time.Millisecond {
+				t.Errorf("CrowdWorkload(%d) = %+v, want %d workers x %d sections of 1ms", tt.n, w, tt.n, tt.sections)
 			}
 		})
 	}

@@ -202,3 +202,11 @@ func (w Workload) check() error {
 	}
 	return nil
 }
+
+// CrowdWorkload is the many-contenders workload lockcompare reports for n
+// contenders, each with a Locker of its own (ContendedApart): 1 ms
+// sections, at least 4 per contender and 256 in all, so that the wait
+// quantiles come from several turns of the whole crowd.
+func CrowdWorkload(n int) Workload {
+	return Workload{Workers: n, Sections: max(4, 256/max(n, 1)), Hold: time.Millisecond}
+}

@@ -28,10 +28,11 @@ type Report struct {
 // Settings are the measurement parameters of a run.
 type Settings struct {
 	Addrs    []string       `json:"addrs,omitempty"`
-	Bench    time.Duration  `json:"bench_ns"`   // each uncontended measurement
-	Workers  int            `json:"workers"`    // uncontended goroutines
-	Workload bench.Workload `json:"workload"`   // the contended run
-	Pairs    int            `json:"trip_pairs"` // pairs counted for round trips
+	Bench    time.Duration  `json:"bench_ns"`             // each uncontended measurement
+	Workers  int            `json:"workers"`              // uncontended goroutines
+	Workload bench.Workload `json:"workload"`             // the contended run
+	Pairs    int            `json:"trip_pairs"`           // pairs counted for round trips
+	Crowds   []int          `json:"contenders,omitempty"` // many-contenders runs, by number of contenders
 }
 
 // Technique is one technique's verdicts and measurements. A measurement
@@ -47,6 +48,7 @@ type Technique struct {
 	Trips      *bench.Trips          `json:"round_trips,omitempty"`
 	Apart      *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
 	Shared     *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
+	Crowds     []Crowd               `json:"contenders,omitempty"`       // many contenders, a Locker each
 	Errors     []string              `json:"errors,omitempty"`
 }
 
@@ -116,7 +118,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 		Scenarios: cfg.scenarios,
 		Settings: Settings{
 			Addrs: cfg.addrs, Bench: cfg.bench, Workers: cfg.workers,
-			Workload: cfg.workload, Pairs: cfg.pairs,
+			Workload: cfg.workload, Pairs: cfg.pairs, Crowds: cfg.crowds,
 		},
 	}
 	defer func() { rep.Elapsed = time.Since(rep.Started) }()

@@ -23,8 +23,9 @@ type config struct {
 	scenarios  []string // names, in suite order
 	techniques []strategytest.Target
 	workload   bench.Workload
-	pairs      int  // sequential pairs counted for round trips
-	trace      bool // -trace: the one scenario of techniques[0], printed as a timeline
+	pairs      int   // sequential pairs counted for round trips
+	trace      bool  // -trace: the one scenario of techniques[0], printed as a timeline
+	crowds     []int // numbers of contenders of the many-contenders runs
 }
 
 // errUsage marks a flag error that has already been reported with usage.
@@ -43,6 +44,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		dur    = fs.Duration("bench", 2*time.Second, "`DURATION` of each uncontended measurement")
 		work   = fs.Int("workers", 16, "goroutines in the uncontended measurement, each on its own key")
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
+		crowds = fs.String("contenders", "8,32,128", "comma-separated numbers of contenders, each with a Locker of its own, for the many-contenders rows of CONTENDED (\"none\" for none)")
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
 		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)
@@ -80,6 +82,9 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		return bad("-workers %d: want at least 1", cfg.workers)
 	}
 	var err error
+	if cfg.crowds, err = crowdsFlag(*crowds); err != nil {
+		return bad("-contenders: %v", err)
+	}
 	if cfg.scenarios, err = pick(list(*scen), strategytest.ScenarioNames(), "scenario"); err != nil {
 		return bad("-scenarios: %v", err)
 	}

@@ -24,6 +24,8 @@ func TestBadFlags(t *testing.T) {
 		{"zero workers", []string{"-workers", "0"}, exitUsage, "-workers"},
 		{"unknown technique", []string{"-techniques", "lua_release,nope"}, exitUsage, `unknown technique "nope"`},
 		{"unknown scenario", []string{"-scenarios", "fencing,nope"}, exitUsage, `unknown scenario "nope"`},
+		{"zero contenders", []string{"-contenders", "8,0"}, exitUsage, `-contenders: "0" is not a positive number`},
+		{"bad contenders", []string{"-contenders", "8x"}, exitUsage, `-contenders: "8x" is not a positive number`},
 		{"stray argument", []string{"now"}, exitUsage, "unexpected arguments"},
 		{"unknown flag", []string{"-fast"}, exitUsage, "-fast"},
 		{"trace without a scenario", []string{"-trace", "getset_timestamp/method1"}, exitUsage, "is not TECHNIQUE/SCENARIO"},

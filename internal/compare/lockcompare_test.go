@@ -41,7 +41,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, htmlPath := filepath.Join(dir, "report.json"), filepath.Join(dir, "report.html")
 	start := time.Now()
-	code, stdout, stderr := runCommand(t, "-bench", "200ms", "-workers", "4", "-json", jsonPath, "-html", htmlPath)
+	code, stdout, stderr := runCommand(t, "-bench", "200ms", "-workers", "4", "-contenders", "3", "-json", jsonPath, "-html", htmlPath)
 	t.Logf("lockcompare took %v", time.Since(start))
 	if code != exitOK {
 		t.Fatalf("run() = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, stdout, stderr)
@@ -116,6 +116,15 @@ func checkReport(t *testing.T, rep Report) {
 				t.Errorf("%s: contended %s = %+v, want %d sections and utilisation > 0", target.Name, mode, c, want)
 			}
 		}
+		if len(tech.Crowds) != len(rep.Settings.Crowds) {
+			t.Errorf("%s: %d many-contenders runs, want %d (%v)", target.Name, len(tech.Crowds), len(rep.Settings.Crowds), rep.Settings.Crowds)
+		}
+		for i, c := range tech.Crowds {
+			w := bench.CrowdWorkload(rep.Settings.Crowds[i])
+			if c.Contenders != w.Workers || c.Contention.Sections != w.Workers*w.Sections || c.RedisMicrosPerSection <= 0 {
+				t.Errorf("%s: many contenders = %+v, want %d contenders, %d sections and Redis µs per section > 0", target.Name, c, w.Workers, w.Workers*w.Sections)
+			}
+		}
 	}
 	if rep.Raw.Speed == nil || rep.Raw.Speed.Ops <= 0 || len(rep.Raw.Runs) != 2 {
 		t.Errorf("raw ceiling = %+v from %d runs (%s), want ops > 0 from 2 runs", rep.Raw.Speed, len(rep.Raw.Runs), rep.Raw.Error)
@@ -130,8 +139,9 @@ func checkReport(t *testing.T, rep Report) {
 	}
 }
 
-// checkText: the three tables each have a row per technique, the REDLOCK
-// table one per multi-node technique, and the speed table the raw row.
+// checkText: the three tables each have a row per technique, the
+// many-contenders rows one per technique and crowd, the REDLOCK table one
+// per multi-node technique, and the speed table the raw row.
 func checkText(t *testing.T, out string, rep Report) {
 	t.Helper()
 	for _, heading := range []string{"GUARANTEES", "SPEED", "CONTENDED", "REDLOCK"} {
@@ -149,9 +159,9 @@ func checkText(t *testing.T, out string, rep Report) {
 		}
 	}
 	for _, target := range techniques.All() {
-		want := 3
+		want := 3 + len(rep.Settings.Crowds) // and a many-contenders row per crowd
 		if target.Nodes > 1 {
-			want = 4 // and REDLOCK's
+			want++ // and REDLOCK's
 		}
 		if rows[target.Name] != want {
 			t.Errorf("text output has %d rows for %s, want %d (one per table):\n%s", rows[target.Name], target.Name, want, out)

@@ -210,6 +210,9 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			return m.frozen(ctx, l)
 		}})
 	}
+	for _, n := range cfg.crowds {
+		steps = append(steps, m.crowdStep(n))
+	}
 	return steps
 }
 
@@ -251,9 +254,15 @@ func (m *measurer) build(pools []strategy.Pool) (strategy.Locker, error) {
 // Lockers that have a Close, so that nothing of them is left running when
 // the nodes go.
 func (m *measurer) settle() {
+	settle(m.lockers)
+	m.lockers = nil
+}
+
+// settle is measurer.settle for the Lockers ls.
+func settle(ls []strategy.Locker) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
-	for _, l := range m.lockers {
+	for _, l := range ls {
 		if w, ok := l.(interface{ Wait(context.Context) error }); ok {
 			_ = w.Wait(ctx)
 		}
@@ -261,7 +270,6 @@ func (m *measurer) settle() {
 			_ = c.Close()
 		}
 	}
-	m.lockers = nil
 }
 
 func contentionText(c bench.Contention) string {

@@ -167,6 +167,14 @@ func writeContention(w io.Writer, rep *Report) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	writeCrowds(w, rep)
+	for _, t := range rep.Techniques {
+		for _, c := range t.Crowds {
+			if c.Contention.Overlaps > 0 {
+				overlaps = append(overlaps, fmt.Sprintf("%s: %d overlapping holders (%d contenders)", t.Name, c.Contention.Overlaps, c.Contenders))
+			}
+		}
+	}
 	for _, o := range overlaps {
 		fmt.Fprintf(w, "  %s\n", o)
 	}

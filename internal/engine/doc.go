@@ -20,7 +20,9 @@
 //     holder's remaining TTL reported by the technique (BusyError) runs out,
 //     or when Config.Retry's wait ends (capped, for a technique that keeps a
 //     line of waiters in Redis, so that the waiter keeps its place:
-//     WithLine), whichever comes first; transient
+//     WithLine; replaced by that keep-place bound once the waiter listens,
+//     for a technique whose releases always tell or hand off to the head:
+//     WithNoticeWaits), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it: by a release in
 //     Redis (a "handoff:" notice, see notice.go; WithInboxNotices sends each

@@ -20,11 +20,12 @@ import (
 // Waiting: this Locker's goroutines that wait for the same key queue in
 // FIFO order and only the first contends in Redis. It retries when a release
 // notice arrives (a local Unlock, or a pub/sub notice where the technique
-// publishes one), when the Retry policy's wait ends, or, where the technique
-// reports the holder's remaining TTL, when that runs out, whichever comes
-// first. It returns without another attempt when the lock is handed off to
-// it: by a release in Redis (a "handoff:" notice), or by a local Unlock that
-// took the lock for it (HandOffer).
+// publishes one), when the Retry policy's wait ends (with WithNoticeWaits,
+// once it listens for notices: the line's keep-place bound instead), or,
+// where the technique reports the holder's remaining TTL, when that runs
+// out, whichever comes first. It returns without another attempt when the
+// lock is handed off to it: by a release in Redis (a "handoff:" notice), or
+// by a local Unlock that took the lock for it (HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, err error) {
 	if err := l.checkKey(key); err != nil {
 		return nil, err
@@ -44,6 +45,13 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 	for {
 		select {
 		case e := <-w.events:
+			if e.handedOff && e.off.start.IsZero() && s.refusedTry > e.tries {
+				// An attempt begun after this hand-off reached the waiter
+				// found the lock not the waiter's: the handed lock is gone
+				// (it expired), and validity counted from that attempt
+				// would outlast it.
+				continue
+			}
 			if e.handedOff {
 				s.queued = false // the hand-off took the waiter out of the line
 				return l.handedOff(ctx, s, e.off)
@@ -78,8 +86,9 @@ type waitState struct {
 	key         string  // as the caller named it
 	a           Attempt // the next attempt; Token set per attempt
 	refusedAt   time.Time
-	queued      bool  // an attempt was refused, so the technique may have queued the waiter
-	lastFailure error // the last error that was not "held by someone else"
+	refusedTry  uint64 // the number of the attempt refused at refusedAt
+	queued      bool   // an attempt was refused, so the technique may have queued the waiter
+	lastFailure error  // the last error that was not "held by someone else"
 	timer       *time.Timer
 	// handOff: the lock was handed off to the waiter, by a local Unlock
 	// (handOffLocal) or a release in Redis; for the Observer.
@@ -109,7 +118,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
 	case refused:
-		s.queued, s.refusedAt = true, sent
+		s.queued, s.refusedAt, s.refusedTry = true, sent, uint64(n)
 	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
@@ -125,6 +134,9 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	if !ok {
 		return nil, 0, l.gaveUp(s.key, nil, s.lastFailure)
 	}
+	if refused && l.sleeps(s.a.Key) {
+		wait = l.keepPlace // a notice or a hand-off wakes it sooner
+	}
 	if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Remaining > 0 {
 		wait = min(wait, busy.Remaining)
 	}
@@ -132,6 +144,13 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		wait = min(wait, l.keepPlace)
 	}
 	return nil, wait, nil
+}
+
+// sleeps reports whether a refused waiter for rkey may sleep until a
+// notice, the holder's TTL or keepPlace (WithNoticeWaits): its line's
+// subscription is confirmed and its connection is up.
+func (l *Locker) sleeps(rkey string) bool {
+	return l.noticeWaits && l.keepPlace > 0 && l.hub != nil && l.hub.Listening(l.channel(rkey))
 }
 
 // subscribeBound caps how long a waiter waits for its subscription to be
@@ -209,8 +228,10 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
 // handed off by a release in Redis (a "handoff:" notice) holds the waiter's
 // name; that came after the last refused attempt (which found the lock not
-// ours), so the validity is counted from then. A lock handed off by a
-// local Unlock comes with its own start and validity.
+// ours), so the validity is counted from then. (Lock drops a hand-off that
+// an attempt begun after it arrived found gone: that attempt came after
+// the hand-off.) A lock handed off by a local Unlock comes with its own
+// start and validity.
 func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", s.key, err)

@@ -27,6 +27,8 @@ type Locker struct {
 	// keepPlace bounds the wait after a refused attempt (WithLine); 0
 	// means no bound beyond the Retry policy's.
 	keepPlace time.Duration
+	// noticeWaits: WithNoticeWaits.
+	noticeWaits bool
 	// id names this Locker in its waiters' inbox channels; set when the
 	// technique addresses its notices (WithInboxNotices), else "".
 	id string
@@ -64,6 +66,21 @@ func WithNotices(pools ...strategy.Pool) Option {
 // would hear no notice naming it).
 func WithLine(stale time.Duration) Option {
 	return func(l *Locker) { l.keepPlace = stale / 2 }
+}
+
+// WithNoticeWaits is for a technique whose every release tells the head
+// of its line in Redis, by a hand-off or a notice, and that hands the lock
+// directly to a head whose Locker listens (see WithLine and
+// WithInboxNotices, which it needs): once a refused waiter's subscription
+// is confirmed (notify.Hub.Listening), Lock sleeps until a notice or a
+// hand-off reaches it, the holder's remaining TTL runs out, or the line's
+// keep-place bound (stale/2) ends, instead of the Retry policy's wait; the
+// Retry policy still counts the attempts and says when to give up. The
+// timer then only keeps the waiter's place and catches a lost notice, so
+// waiting costs Redis one attempt per waiter per stale/2 rather than one
+// per backoff.
+func WithNoticeWaits() Option {
+	return func(l *Locker) { l.noticeWaits = true }
 }
 
 // WithInboxNotices is WithNotices for a technique that sends each notice

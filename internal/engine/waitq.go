@@ -73,7 +73,7 @@ type waiter struct {
 type event struct {
 	handedOff bool    // the lock is the waiter's: see off
 	off       handoff // when handedOff
-	tries     uint64  // "try now": the waiter's attempt count when it was raised
+	tries     uint64  // the waiter's attempt count when it was raised ("try now") or reached it (a hand-off)
 }
 
 // stale reports whether e is a "try now" raised before w's latest attempt
@@ -251,5 +251,6 @@ func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) bool {
 	if i < 0 {
 		return false
 	}
-	return ln.waiters[i].send(event{handedOff: true, off: h})
+	w := ln.waiters[i]
+	return w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
 }

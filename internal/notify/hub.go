@@ -99,6 +99,25 @@ func (h *Hub) Subscribe(name string) <-chan struct{} {
 	return c.confirmed
 }
 
+// Listening reports whether name is subscribed and confirmed (a node
+// confirmed it at least once) and a node's connection is up, so that a
+// message published on name now reaches onNotice unless that connection
+// fails. It is false after Close.
+func (h *Hub) Listening(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.channels[name]
+	if h.closed || !ok || !c.isConfirm {
+		return false
+	}
+	for _, s := range h.sessions {
+		if s.conn != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Unsubscribe drops a reference to name; after the last one, name stays
 // subscribed for Linger, then is unsubscribed, and when no channel is left
 // the Hub closes its connections and its goroutines end. After Close it

@@ -211,3 +211,26 @@ func TestHubClose(t *testing.T) {
 		waitNumSub(t, n, "new", 0)
 	}
 }
+
+// TestHubListening: Listening is false for a channel never subscribed,
+// true once its subscription is confirmed, and false again after Close.
+func TestHubListening(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	hub := notify.NewHub([]strategy.Pool{node.Pool()}, newNotices().add)
+	defer hub.Close()
+	if hub.Listening("a") {
+		t.Errorf("Listening(a) before Subscribe = true, want false")
+	}
+	confirmed(t, hub.Subscribe("a"))
+	if !hub.Listening("a") {
+		t.Errorf("Listening(a) after the confirmation = false, want true")
+	}
+	if hub.Listening("b") {
+		t.Errorf("Listening(b), never subscribed = true, want false")
+	}
+	hub.Close()
+	if hub.Listening("a") {
+		t.Errorf("Listening(a) after Close = true, want false")
+	}
+}

@@ -9,13 +9,16 @@ import (
 
 // Stale is how long a waiter in Lock may go without an attempt before it
 // loses its place in the line. The engine makes a waiter attempt at least
-// every Stale/2, whatever its Retry policy, so a live waiter keeps it.
+// every Stale/2, whatever its Retry policy, so a live waiter keeps it (and
+// a lua_release waiter that listens for notices attempts no more often).
 const Stale = 250 * time.Millisecond
 
 // HandOffRecent is how recently the head of the line must have made an
-// attempt for lua_release's release to hand it the lock directly; a head
-// not seen that recently (a slow Retry policy, or a waiter that may have
-// died) is only told to try.
+// attempt for lua_release's release to hand it the lock directly without
+// asking PUBSUB NUMSUB whether its Locker listens on its inbox; a head not
+// seen that recently is handed the lock when it listens, and is otherwise
+// (its subscription is not up, or a waiter that may have died) only told
+// to try.
 const HandOffRecent = 25 * time.Millisecond
 
 // FenceRetention is how long a lock's fencing counter outlives the TTL of

@@ -7,7 +7,7 @@
 -- Redis time on every call, so a script's fast path defines only waitLine
 -- and takeFence, and a slow path builds the group it needs:
 --   waitLine()         the line of waiters: nowUs, nowMs, dropStale, join,
---                      leave, member;
+--                      leave, liveHead, member;
 --   waitLine("notice") the encodings and the head notice: parseMember,
 --                      inbox, headNotice, handOffNotice, tellHead;
 --   waitLine("fence")  the fencing counter: readFence, nextFence,
@@ -115,18 +115,46 @@ local function waitLine(group)
 
 	-- join puts member in the line with order (once: a waiter's order never
 	-- changes) and marks it seen at now. The line's keys expire stale*4 ms
-	-- after the last join, or, when refresh is true, after the last attempt
-	-- of any waiter: a line that outlives its waiters is garbage. A line
-	-- ordered by arrival (lua_release) refreshes, since one that expired
-	-- under its waiters would be rebuilt in a new order; one ordered by the
-	-- Lock calls' tickets (redlock) is rebuilt in the same order, and saves
-	-- the two PEXPIREs on every refused attempt.
+	-- after the last join, or, when refresh is true, at least stale*3 ms
+	-- after the last join or attempt of any waiter (one that finds less
+	-- left, or no expiry, sets stale*4 again: at most one pair of PEXPIREs
+	-- per stale ms however many join, while every live waiter attempts at
+	-- least every stale/2): a line that outlives its waiters is garbage. A line ordered by arrival
+	-- (lua_release) refreshes, since one that expired under its waiters
+	-- would be rebuilt in a new order; one ordered by the Lock calls'
+	-- tickets (redlock) is rebuilt in the same order, and saves the check.
 	local function join(line, seen, order, member, now, stale, refresh)
 		local new = redis.call("ZADD", seen, now, member)
 		new = new + redis.call("ZADD", line, "NX", order, member)
-		if refresh or new > 0 then
+		if refresh then
+			new = redis.call("PTTL", line) < stale * 3 and 1 or 0 -- -1: none yet
+		end
+		if new > 0 then
 			redis.call("PEXPIRE", line, stale * 4)
 			redis.call("PEXPIRE", seen, stale * 4)
+		end
+	end
+
+	-- liveHead returns the head of the line and when it was last seen,
+	-- after taking out of the line the waiters unseen for `stale` ms
+	-- (dropStale) when the head is one of them, or nil when nobody live
+	-- waits. A head seen within stale costs one ZRANGE and one ZSCORE: the
+	-- stale waiters behind it are dropped when one of them reaches the
+	-- head.
+	local function liveHead(line, seen, now, stale)
+		while true do
+			local head = redis.call("ZRANGE", line, 0, 0)[1]
+			if not head then
+				return nil
+			end
+			local last = tonumber(redis.call("ZSCORE", seen, head))
+			if last and last > now - stale then
+				return head, last
+			end
+			dropStale(line, seen, now, stale)
+			if not last then -- never seen: not a waiter of ours
+				redis.call("ZREM", line, head)
+			end
 		end
 	end
 
@@ -142,7 +170,7 @@ local function waitLine(group)
 	local function member(ttl, locker, waiter)
 		return ttl .. "/" .. locker .. "/" .. waiter
 	end
-	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave, member = member}
+	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave, liveHead = liveHead, member = member}
 end
 
 -- takeFence gives the holder that has just SET lock its fencing token, on

@@ -1,0 +1,100 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// Crowd is one many-contenders measurement: Contenders workers, each with a
+// Locker of its own (like as many processes), on one hot key
+// (bench.CrowdWorkload), and the Redis CPU it cost per critical section.
+type Crowd struct {
+	Contenders int              `json:"contenders"`
+	Contention bench.Contention `json:"contention"`
+	// RedisMicrosPerSection is the CPU time of the nodes' main threads
+	// (cpuMicros, as Cost: commands, scripts and network I/O alike, so a
+	// client that polls pays for every request it sends) over the sections
+	// completed; 0 when not measured.
+	RedisMicrosPerSection float64 `json:"redis_us_per_section"`
+}
+
+// crowdStep measures n contenders apart, each on a Locker of its own, and
+// appends the result to m.t.Crowds.
+func (m *measurer) crowdStep(n int) step {
+	return step{fmt.Sprintf("contenders %d", n), func(ctx context.Context) (string, error) {
+		w := bench.CrowdWorkload(n)
+		lockers := make([]strategy.Locker, 0, n)
+		defer func() { settle(lockers) }() // n Lockers' connections go before the next step
+		for range n {
+			l, err := m.target.New(m.nodes.pools, strategy.Config{Prefix: m.nodes.prefix})
+			if err != nil {
+				return "", err
+			}
+			lockers = append(lockers, l)
+		}
+		cpu0, err := cpuMicros(ctx, m.nodes.pools)
+		if err != nil {
+			return "", err
+		}
+		c, err := bench.ContendedApart(ctx, lockers, w)
+		if err != nil {
+			return "", err
+		}
+		cpu1, err := cpuMicros(ctx, m.nodes.pools)
+		if err != nil {
+			return "", err
+		}
+		cr := Crowd{Contenders: n, Contention: c}
+		if c.Sections > 0 {
+			cr.RedisMicrosPerSection = float64(cpu1-cpu0) / float64(c.Sections)
+		}
+		m.t.Crowds = append(m.t.Crowds, cr)
+		return fmt.Sprintf("%s, Redis %s µs/section", contentionText(c), usText(cr.RedisMicrosPerSection)), nil
+	}}
+}
+
+// writeCrowds prints the many-contenders rows of the CONTENDED table, one
+// per technique and number of contenders, when any were measured.
+func writeCrowds(w io.Writer, rep *Report) {
+	if len(rep.Settings.Crowds) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "           many contenders: N workers, each with a Locker of its own, on one key, 1 ms sections (max(4, 256/N) each);\n")
+	fmt.Fprintf(w, "           redis µs: the nodes' main-thread CPU per critical section, from INFO cpu (network I/O included: every request counts)\n")
+	tw := table(w)
+	fmt.Fprintln(tw, "technique\tN\tutil\twait p50\twait p99\tp99/p50\thand-off p50\tredis µs")
+	for _, t := range rep.Techniques {
+		for _, c := range t.Crowds {
+			k := c.Contention
+			ratio := "-"
+			if k.Wait.P50 > 0 {
+				ratio = fmt.Sprintf("%.2f", float64(k.Wait.P99)/float64(k.Wait.P50))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, c.Contenders, pctText(k.Utilisation),
+				msText(k.Wait.P50), msText(k.Wait.P99), ratio, msText(k.Handoff.P50), usText(c.RedisMicrosPerSection))
+		}
+	}
+	tw.Flush()
+}
+
+// crowdsFlag reads -contenders: a comma-separated list of positive
+// numbers, or "none".
+func crowdsFlag(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "none" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range list(s) {
+		var n int
+		if _, err := fmt.Sscanf(part, "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != part {
+			return nil, fmt.Errorf("%q is not a positive number", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

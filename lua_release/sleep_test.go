@@ -1,0 +1,57 @@
+package luarelease_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// TestListeningWaiterSleeps: a waiter in another Locker, with the default
+// Retry (which would poll every 4 ms at most), listens for notices while
+// the holder keeps the lock for 4 × LineStale/2; in that time it makes
+// about one attempt per LineStale/2 to keep its place, not one per
+// backoff, and the release still hands it the lock directly.
+func TestListeningWaiterSleeps(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	holder := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
+	counted := bench.Count(node.Pool())
+	waiter := newLocker(t, counted, strategy.Config{TTL: time.Minute})
+	lease, err := holder.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("holder Lock() = %v, want nil", err)
+	}
+	done := lockLease(ctx, waiter, "k")
+	waitInLine(t, node, lineK, 1)
+	waitSubscribed(t, node, inboxK+":")
+	time.Sleep(luarelease.LineStale / 2) // the attempts right after subscribing are over
+	before := counted.Trips()
+	hold := 2 * luarelease.LineStale
+	time.Sleep(hold)
+	// One keep-place attempt per LineStale/2, and one of slack for a timer
+	// that fired early; a waiter that polls makes dozens.
+	if got, most := counted.Trips()-before, int64(hold/(luarelease.LineStale/2))+1; got > most {
+		t.Errorf("waiter made %d round trips in %v while listening, want at most %d (one per LineStale/2)", got, hold, most)
+	}
+	if err := lease.Unlock(ctx); err != nil {
+		t.Fatalf("holder Unlock() = %v, want nil", err)
+	}
+	b := waitLease(t, done, 5*time.Second, "handed the lock by the release")
+	t.Cleanup(func() {
+		if err := b.Unlock(context.Background()); err != nil {
+			t.Errorf("waiter Unlock() = %v, want nil", err)
+		}
+	})
+	if tok := b.Token(); strings.Contains(tok, ".") {
+		t.Errorf("waiter Token() = %q, want its waiter name without \".\" (handed the lock by the release)", tok)
+	}
+}
