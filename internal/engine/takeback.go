@@ -39,34 +39,41 @@ func AttemptTimeout(ttl time.Duration) time.Duration {
 }
 
 // boundAttempt returns ctx bounded by AttemptTimeout(ttl), and the
-// function that releases its resources. A ctx that can never end
-// (context.Background) gets a deadline without a timer (deadlineCtx),
-// honoured through the connections' read deadlines (DoContext, EvalOn), so
-// that an uncontended Lock pays no timer and no goroutine per call.
+// function that releases its resources. The bound is a deadline without a
+// timer (deadlineCtx), honoured through the connections' read deadlines
+// (DoContext, EvalOn), so that an attempt pays no timer for it: a Lock's
+// attempt costs no more allocations than a TryLock's.
 func boundAttempt(ctx context.Context, ttl time.Duration) (context.Context, context.CancelFunc) {
-	d := AttemptTimeout(ttl)
-	if ctx.Done() == nil {
-		return deadlineCtx{ctx, time.Now().Add(d)}, func() {}
-	}
-	return context.WithTimeout(ctx, d)
+	return deadlineCtx{ctx, time.Now().Add(AttemptTimeout(ttl))}, func() {}
 }
 
-// deadlineCtx is a context that can never be cancelled, with a deadline:
-// Done stays nil, and Err reports context.DeadlineExceeded once the
-// deadline passed. Only the engine's own calls (DoContext, EvalOn, Conn)
-// see it, and they bound each command by the deadline.
+// deadlineCtx is ctx with a deadline of its own, without a timer: Done is
+// ctx's (nil for a ctx that can never end), so it does not close at the
+// deadline; Deadline is the earlier of the two, and Err reports
+// context.DeadlineExceeded once it passed. Only the engine's own calls
+// (DoContext, EvalOn, Conn) and the technique's, which go through them,
+// see it, and they bound each command by the deadline: redigo's DoContext
+// and DoWithTimeout both read it as the connection's read deadline.
 type deadlineCtx struct {
 	context.Context
 	deadline time.Time
 }
 
-func (c deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c deadlineCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
 
 func (c deadlineCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
 	if !time.Now().Before(c.deadline) {
 		return context.DeadlineExceeded
 	}
-	return c.Context.Err()
+	return nil
 }
 
 // outcomeUnknown reports whether an acquire attempt that failed with err
