@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,15 +53,7 @@ func TestClaimedViolationStandsOut(t *testing.T) {
 		t.Errorf("Problems() = %q, want the claimed violation and the failed scenario", problems)
 	}
 
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := writeHTML(path, rep); err != nil {
-		t.Fatalf("writeHTML() = %v", err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := parseXHTML(t, data)
+	root := writeParsed(t, rep)
 	broken := root.find(hasClass("td", "broken"))
 	if len(broken) != 1 || !strings.Contains(broken[0].text.String(), "VIOLATED") || broken[0].attrs["title"] != "stale DEL removed the new holder's lock" {
 		t.Errorf("HTML has %d claimed-but-violated cells, want 1 saying VIOLATED with the account as its title", len(broken))

@@ -1,8 +1,6 @@
 package compare
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,15 +67,7 @@ func drawnReport() *Report {
 func TestEveryResultDrawn(t *testing.T) {
 	locktest.NoLeaks(t)
 	rep := drawnReport()
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := writeHTML(path, rep); err != nil {
-		t.Fatalf("writeHTML() = %v", err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := parseXHTML(t, data)
+	root := writeParsed(t, rep)
 	figures := checkDrawings(t, root, rep)
 	fig := figures["getset_timestamp/method1/owner-safe-release"]
 	if fig == nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,3 +96,18 @@ func hasClass(name, class string) func(*element) bool {
 }
 
 func (e *element) String() string { return "<" + e.name + ">" }
+
+// writeParsed writes rep's HTML report to a temporary file, as -html does,
+// and parses it back.
+func writeParsed(t *testing.T, rep *Report) *element {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := writeHTML(path, rep); err != nil {
+		t.Fatalf("writeHTML() = %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parseXHTML(t, data)
+}
