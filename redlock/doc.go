@@ -54,15 +54,19 @@
 //     lost and whose release has not come), but never a later attempt's: a
 //     failed attempt's request that reaches a node late, after a later
 //     attempt won, must not take that lease's vote away.
-//  6. Lock retries after a random delay (Config.Retry; by default
-//     DefaultRetry, jittered waits from 4 ms growing to 64 ms)
-//     so that clients that split the votes do not collide again; it also
-//     retries at once when a release notice arrives, and no later than the
-//     BusyError's remaining TTL or LineStale/2. Waiters listen for notices
-//     on every node (engine.WithInboxNotices over all the pools: one
-//     subscription connection per node per Locker while any of its Lock
-//     calls waits, on the Locker's own inbox channel for the key); the
-//     timer stays the fallback, since a notice can be lost.
+//  6. Lock retries at once when a release notice arrives, and no later
+//     than the BusyError's remaining TTL or LineStale/2. Waiters listen
+//     for notices on every node (engine.WithInboxNotices over all the
+//     pools: one subscription connection per node per Locker while any of
+//     its Lock calls waits, on the Locker's own inbox channel for the key).
+//     Until a waiter's subscription is confirmed it also retries after a
+//     random delay (Config.Retry; by default DefaultRetry, jittered waits
+//     from 4 ms growing to 64 ms); once it listens it sleeps until a notice
+//     (engine.WithNoticeWaits), and the LineStale/2 timer only keeps its
+//     place in the lines and catches a lost notice. Every release, an
+//     undo's included, tells the head of each node's line, so clients that
+//     split the votes are woken in the lines' order, the head first.
+//     Config.Retry still counts the attempts and says when to give up.
 //  7. Unlock runs the compare-and-delete script on every node, which
 //     publishes a release notice to the head of the node's line in the same
 //     step as the delete, and returns once Q nodes deleted the lock (an

@@ -69,9 +69,10 @@ func WithLine(stale time.Duration) Option {
 }
 
 // WithNoticeWaits is for a technique whose every release tells the head
-// of its line in Redis, by a hand-off or a notice, and that hands the lock
-// directly to a head whose Locker listens (see WithLine and
-// WithInboxNotices, which it needs): once a refused waiter's subscription
+// of its line in Redis, by a hand-off or a notice (lua_release hands the
+// lock directly to a head whose Locker listens; redlock's releases notify
+// the head on every node), see WithLine and WithInboxNotices, which it
+// needs: once a refused waiter's subscription
 // is confirmed (notify.Hub.Listening), Lock sleeps until a notice or a
 // hand-off reaches it, the holder's remaining TTL runs out, or the line's
 // keep-place bound (stale/2) ends, instead of the Retry policy's wait; the
