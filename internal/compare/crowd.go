@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -21,6 +22,11 @@ type Crowd struct {
 	// client that polls pays for every request it sends) over the sections
 	// completed; 0 when not measured.
 	RedisMicrosPerSection float64 `json:"redis_us_per_section"`
+	// Unfinished says why the crowd did not finish its sections within the
+	// measurement's bound (a waiter's Lock gave up when the bound ended):
+	// a result the technique earned, shown in its row, not a failed
+	// measurement. Empty when it finished.
+	Unfinished string `json:"unfinished,omitempty"`
 }
 
 // crowdStep measures n contenders apart, each on a Locker of its own, and
@@ -42,6 +48,11 @@ func (m *measurer) crowdStep(n int) step {
 			return "", err
 		}
 		c, err := bench.ContendedApart(ctx, lockers, w)
+		if errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
+			cr := Crowd{Contenders: n, Unfinished: fmt.Sprintf("did not finish within %v: %v", measureBound, err)}
+			m.t.Crowds = append(m.t.Crowds, cr)
+			return fmt.Sprintf("did not finish within %v (a Lock gave up at the bound)", measureBound), nil
+		}
 		if err != nil {
 			return "", err
 		}
@@ -70,6 +81,10 @@ func writeCrowds(w io.Writer, rep *Report) {
 	fmt.Fprintln(tw, "technique\tN\tutil\twait p50\twait p99\tp99/p50\thand-off p50\tredis µs")
 	for _, t := range rep.Techniques {
 		for _, c := range t.Crowds {
+			if c.Unfinished != "" {
+				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\t\t\t\t\t\n", t.Name, c.Contenders, measureBound)
+				continue
+			}
 			k := c.Contention
 			ratio := "-"
 			if k.Wait.P50 > 0 {

@@ -1,0 +1,33 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+)
+
+// TestUnfinishedCrowdIsARow: a crowd that did not finish within the bound
+// is shown in its technique's row, beside the crowds that finished, and is
+// not one of the run's problems.
+func TestUnfinishedCrowdIsARow(t *testing.T) {
+	rep := &Report{Settings: Settings{Crowds: []int{8, 128}}, Techniques: []Technique{{
+		Name: "slowpeer",
+		Crowds: []Crowd{
+			{Contenders: 8, Contention: bench.Contention{Sections: 32, Utilisation: 0.5}, RedisMicrosPerSection: 100},
+			{Contenders: 128, Unfinished: "did not finish within 2m0s: lock not acquired: context deadline exceeded"},
+		},
+	}}}
+	var b bytes.Buffer
+	writeCrowds(&b, rep)
+	out := b.String()
+	for _, want := range []string{"slowpeer  8", "slowpeer  128  did not finish within 2m0s"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
+			t.Errorf("writeCrowds() =\n%s\nwant a row %q", out, want)
+		}
+	}
+	if p := rep.Problems(); len(p) != 0 {
+		t.Errorf("Problems() = %q, want none: an unfinished crowd is a result", p)
+	}
+}
