@@ -85,16 +85,48 @@ func writeCrowds(w io.Writer, rep *Report) {
 				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\t\t\t\t\t\n", t.Name, c.Contenders, measureBound)
 				continue
 			}
-			k := c.Contention
-			ratio := "-"
-			if k.Wait.P50 > 0 {
-				ratio = fmt.Sprintf("%.2f", float64(k.Wait.P99)/float64(k.Wait.P50))
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, c.Contenders, pctText(k.Utilisation),
-				msText(k.Wait.P50), msText(k.Wait.P99), ratio, msText(k.Handoff.P50), usText(c.RedisMicrosPerSection))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, c.Contenders, strings.Join(c.fields(), "\t"))
 		}
 	}
 	tw.Flush()
+}
+
+// fields are a finished crowd's columns after N, as text: util, wait p50
+// and p99, p99/p50, hand-off p50 and Redis µs per section.
+func (c Crowd) fields() []string {
+	k := c.Contention
+	ratio := "-"
+	if k.Wait.P50 > 0 {
+		ratio = fmt.Sprintf("%.2f", float64(k.Wait.P99)/float64(k.Wait.P50))
+	}
+	return []string{pctText(k.Utilisation), msText(k.Wait.P50), msText(k.Wait.P99), ratio, msText(k.Handoff.P50), usText(c.RedisMicrosPerSection)}
+}
+
+// crowdSection is the HTML report's many-contenders table: the note, the
+// head and a row per technique and crowd, the cells writeCrowds prints.
+func crowdSection(rep *Report) (string, []cell, []row) {
+	if len(rep.Settings.Crowds) == 0 {
+		return "", nil, nil
+	}
+	note := "N workers, each with a Locker of its own (like N processes), on one key, 1 ms sections (max(4, 256/N) each). " +
+		"p99/p50 near 1 is a fair line; Redis µs is the nodes' main-thread CPU per critical section (INFO cpu, network I/O included: every request counts)."
+	head := []cell{{Text: "technique"}, num("N"), num("util"), num("wait p50 ms"), num("wait p99 ms"), num("p99/p50"), num("hand-off p50 ms"), num("Redis µs")}
+	var rows []row
+	for _, t := range rep.Techniques {
+		for _, c := range t.Crowds {
+			cells := []cell{{Class: "name", Text: t.Name}, num(fmt.Sprint(c.Contenders))}
+			if c.Unfinished != "" {
+				cells = append(cells, cell{Text: fmt.Sprintf("did not finish within %v", measureBound)})
+				rows = append(rows, row{Cells: cells})
+				continue
+			}
+			for _, f := range c.fields() {
+				cells = append(cells, num(f))
+			}
+			rows = append(rows, row{Cells: cells})
+		}
+	}
+	return note, head, rows
 }
 
 // crowdsFlag reads -contenders: a comma-separated list of positive

@@ -9,8 +9,9 @@ import (
 )
 
 // TestUnfinishedCrowdIsARow: a crowd that did not finish within the bound
-// is shown in its technique's row, beside the crowds that finished, and is
-// not one of the run's problems.
+// is shown in its technique's row, beside the crowds that finished, in the
+// text and in the HTML report's table, and is not one of the run's
+// problems.
 func TestUnfinishedCrowdIsARow(t *testing.T) {
 	rep := &Report{Settings: Settings{Crowds: []int{8, 128}}, Techniques: []Technique{{
 		Name: "slowpeer",
@@ -26,6 +27,14 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
 			t.Errorf("writeCrowds() =\n%s\nwant a row %q", out, want)
 		}
+	}
+	root := writeParsed(t, rep)
+	tables := root.find(hasClass("table", "crowds"))
+	if len(tables) != 1 {
+		t.Fatalf("HTML report has %d many-contenders tables, want 1", len(tables))
+	}
+	if rows := tables[0].find(named("tr")); len(rows) != 1+len(rep.Techniques[0].Crowds) {
+		t.Errorf("many-contenders table has %d rows, want a head and one per crowd: %d", len(rows), 1+len(rep.Techniques[0].Crowds))
 	}
 	if p := rep.Problems(); len(p) != 0 {
 		t.Errorf("Problems() = %q, want none: an unfinished crowd is a result", p)

@@ -50,6 +50,9 @@ type htmlView struct {
 	SpeedChart, ContChart               chart
 	SpeedHead, ContHead                 []cell
 	SpeedRows, ContRows                 []row
+	CrowdNote                           string
+	CrowdHead                           []cell
+	CrowdRows                           []row
 	RedlockNote                         string
 	RedlockHead                         []cell
 	RedlockRows                         []row
@@ -109,7 +112,7 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	v.Measured = rep.Raw.Speed != nil || rep.Raw.Error != ""
 	for _, t := range rep.Techniques {
-		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || len(t.Errors) > 0
+		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || len(t.Crowds) > 0 || len(t.Errors) > 0
 	}
 	if !v.Measured {
 		v.Settings = "Only the suite ran (-trace): no measurements."
@@ -138,6 +141,7 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	v.SpeedChart, v.SpeedHead, v.SpeedRows = speedSection(rep)
 	v.ContChart, v.ContHead, v.ContRows = contentionSection(rep)
+	v.CrowdNote, v.CrowdHead, v.CrowdRows = crowdSection(rep)
 	if hasRedlock(rep) {
 		v.RedlockNote = fmt.Sprintf("Multi-node techniques: uncontended pairs per second with every node healthy (as above) and with the last node frozen (SIGSTOP or docker pause), each Lock and Unlock bounded by %v; and the contended key, one Locker per worker.", frozenCallBound)
 		for i, h := range redlockHead {
