@@ -1,7 +1,6 @@
 -- abandon: KEYS as release.lua; ARGV[1] the waiter's line member, ARGV[2]
--- its name, ARGV[3] the lock's notice channel (protocol.Channel), ARGV[4]
--- protocol.Stale and ARGV[5] protocol.HandOffRecent in ms, ARGV[6]
--- protocol.FenceRetention in ms.
+-- its name, ARGV[3] the lock's notice channel (protocol.Channel). STALE,
+-- RECENT and RETENTION are set in front of the script, as for release.lua.
 -- Takes a waiter that gave up out of the line and, when a release handed
 -- it the lock in the meantime, passes the lock on (handOn); when the lock
 -- is free (a release that found the waiter not alive named it in a head
@@ -20,5 +19,5 @@ if not handed then
 	end
 	return 0
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], STALE, RECENT, RETENTION)
 return 1

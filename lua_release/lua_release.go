@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -118,17 +117,16 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	consts := constants(retention)
 	return &technique{
-		pool:      pool,
-		acquire:   engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
-		abandon:   protocol.Script(4, handoffSource+abandonSource),
-		release:   engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
-		extend:    scripts.ComparePExpire(),
-		retention: strconv.FormatInt(retention.Milliseconds(), 10),
+		pool:    pool,
+		acquire: engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
+		abandon: protocol.Script(4, consts+handoffSource+abandonSource),
+		release: engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
+		extend:  scripts.ComparePExpire(),
 	}
 }
 
-// constants is the Lua that sets the protocol's constants the acquire and
-// release scripts read (STALE, RECENT, RETENTION, in ms) in front of them:
+// constants is the Lua that sets the protocol's constants the acquire,
+// release and abandon scripts read (STALE, RECENT, RETENTION, in ms) in front of them:
 // a constant in the script's text costs nothing per call, an argument
 // costs the client its boxing and Redis its parsing.
 func constants(retention time.Duration) string {
@@ -138,12 +136,11 @@ func constants(retention time.Duration) string {
 
 // technique holds lua_release's Redis commands.
 type technique struct {
-	pool      strategy.Pool
-	acquire   *engine.Script
-	abandon   *redis.Script
-	release   *engine.Script
-	extend    *redis.Script
-	retention string // ms, for abandon.lua
+	pool    strategy.Pool
+	acquire *engine.Script
+	abandon *redis.Script
+	release *engine.Script
+	extend  *redis.Script
 	// What every attempt of the Locker passes, boxed once (setLocker): the
 	// fast path allocates as little as it can.
 	ttl    time.Duration
@@ -230,7 +227,7 @@ func remaining(pttl int64) time.Duration {
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	k := protocol.KeysOf(a.Key)
 	_, _ = engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
-		member(a), a.Waiter, protocol.Channel(a.Key), LineStale.Milliseconds(), HandOffRecent.Milliseconds(), t.retention)
+		member(a), a.Waiter, protocol.Channel(a.Key))
 }
 
 // member is a waiter's name in the line (protocol.Member).

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 )
 
 // settings are the configuration parameters the check reads with CONFIG
@@ -70,7 +71,7 @@ func open(ctx context.Context, t target) (*node, error) {
 	if err != nil {
 		n.infoErr = fmt.Errorf("INFO: %w", err)
 	} else {
-		n.info = infoFields(text)
+		n.info = redisinfo.Fields(text)
 	}
 	for _, s := range settings() {
 		n.readSetting(ctx, s)
@@ -133,17 +134,6 @@ func (n *node) field(name string) (string, error) {
 		return "", fmt.Errorf("INFO has no %s field", name)
 	}
 	return v, nil
-}
-
-// infoFields parses the "key:value" lines of an INFO reply.
-func infoFields(info string) map[string]string {
-	fields := map[string]string{}
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "#") {
-			fields[k] = v
-		}
-	}
-	return fields
 }
 
 // unknown is the finding for a setting that could not be read.

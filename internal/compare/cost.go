@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -82,11 +82,7 @@ func cpuMicros(ctx context.Context, pools []strategy.Pool) (int64, error) {
 // then the process's time counts.
 func mainThreadMicros(info string) (int64, error) {
 	fields := map[string]float64{}
-	for _, line := range strings.Split(info, "\r\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
+	for name, v := range redisinfo.Fields(info) {
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
 			fields[name] = f
 		}

@@ -3,7 +3,6 @@ package locktest
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -123,16 +123,13 @@ func redisCPU(b *testing.B, nodes []*redistest.Node) time.Duration {
 		if err != nil {
 			b.Fatalf("INFO cpu on %s = %v", n.Addr(), err)
 		}
-		for _, line := range strings.Split(info, "\r\n") {
-			for _, field := range []string{"used_cpu_user:", "used_cpu_sys:"} {
-				if v, ok := strings.CutPrefix(line, field); ok {
-					s, err := strconv.ParseFloat(v, 64)
-					if err != nil {
-						b.Fatalf("INFO cpu on %s: %s%s: %v", n.Addr(), field, v, err)
-					}
-					total += s
-				}
+		fields := redisinfo.Fields(info)
+		for _, field := range []string{"used_cpu_user", "used_cpu_sys"} {
+			s, err := strconv.ParseFloat(fields[field], 64)
+			if err != nil {
+				b.Fatalf("INFO cpu on %s: %s %q: %v", n.Addr(), field, fields[field], err)
 			}
+			total += s
 		}
 	}
 	return time.Duration(total * float64(time.Second))

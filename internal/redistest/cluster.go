@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 )
 
 // Cluster sizes and timeouts.
@@ -124,20 +125,9 @@ func (c *Cluster) waitOK(timeout time.Duration) error {
 // clusterOK reports whether a CLUSTER INFO text shows cluster_state:ok and
 // at least nodes known nodes.
 func clusterOK(info string, nodes int) bool {
-	fields := infoFields(info)
+	fields := redisinfo.Fields(info)
 	known, err := strconv.Atoi(fields["cluster_known_nodes"])
 	return fields["cluster_state"] == "ok" && err == nil && known >= nodes
-}
-
-// infoFields parses the "key:value" lines of an INFO-style text.
-func infoFields(info string) map[string]string {
-	fields := map[string]string{}
-	for _, line := range strings.Split(info, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			fields[k] = v
-		}
-	}
-	return fields
 }
 
 // loadSlots reads CLUSTER SLOTS from the first master and records which

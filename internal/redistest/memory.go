@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 )
 
 // Memory exhaustion. The filler makes the node's usage well above what it
@@ -43,8 +45,8 @@ func (n *Node) exhaustMemory() error {
 		return fmt.Errorf("INFO memory: %w", err)
 	}
 	var used int64
-	if _, err := fmt.Sscan(infoFields(info)["used_memory"], &used); err != nil || used < fillerSize {
-		return fmt.Errorf("INFO memory: used_memory %q, want at least %d", infoFields(info)["used_memory"], fillerSize)
+	if _, err := fmt.Sscan(redisinfo.Fields(info)["used_memory"], &used); err != nil || used < fillerSize {
+		return fmt.Errorf("INFO memory: used_memory %q, want at least %d", redisinfo.Fields(info)["used_memory"], fillerSize)
 	}
 	if _, err := n.Do("CONFIG", "SET", "maxmemory", used/2); err != nil {
 		return fmt.Errorf("CONFIG SET maxmemory %d: %w", used/2, err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 )
 
 // Timeouts for talking to a node.
@@ -111,7 +113,7 @@ func waitSynced(addr string, timeout time.Duration) error {
 // synced reports whether an INFO replication text shows a replica whose
 // link is up and whose initial sync is over.
 func synced(info string) bool {
-	fields := infoFields(info)
+	fields := redisinfo.Fields(info)
 	return fields["role"] == "slave" &&
 		fields["master_link_status"] == "up" &&
 		fields["master_sync_in_progress"] == "0"
