@@ -205,13 +205,16 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			return contentionText(c), nil
 		}},
 	}
+	for _, n := range cfg.crowds {
+		steps = append(steps, m.crowdStep(n))
+	}
+	// Last: a node just resumed from a freeze is still working off what
+	// queued up meanwhile (commands, connection attempts), which a
+	// measurement after it would read too, or fail to reach it through.
 	if len(m.nodes.managed) > 1 {
 		steps = append(steps, step{"one node frozen", func(ctx context.Context) (string, error) {
 			return m.frozen(ctx, l)
 		}})
-	}
-	for _, n := range cfg.crowds {
-		steps = append(steps, m.crowdStep(n))
 	}
 	return steps
 }
