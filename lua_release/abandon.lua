@@ -2,11 +2,11 @@
 -- its name, ARGV[3] the lock's notice channel (protocol.Channel). STALE,
 -- RECENT and RETENTION are set in front of the script, as for release.lua.
 -- Takes a waiter that gave up out of the line and, when a release handed
--- it the lock in the meantime, passes the lock on (handOn); when the lock
--- is free (a release that found the waiter not alive named it in a head
--- notice), tells the new head to try, since waiters that listen for
--- notices sleep until one reaches them. Replies 1 when it passed a lock
--- on, else 0.
+-- it the lock in the meantime, passes the lock on (handOn, or the plain
+-- delete when nobody else waits); when the lock is free (a release that
+-- found the waiter not alive named it in a head notice), tells the new
+-- head to try, since waiters that listen for notices sleep until one
+-- reaches them. Replies 1 when it passed a lock on, else 0.
 local L = waitLine()
 local handed = redis.call("GET", KEYS[1]) == ARGV[2]
 if handed then
@@ -18,6 +18,10 @@ if not handed then
 		waitLine("notice").tellHead(KEYS[3], KEYS[4], ARGV[3])
 	end
 	return 0
+end
+if redis.call("EXISTS", KEYS[3]) == 0 then -- nobody else waits: the plain delete
+	redis.call("DEL", KEYS[1])
+	return 1
 end
 handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], STALE, RECENT, RETENTION)
 return 1

@@ -1,15 +1,17 @@
 -- acquire: take the lock, serving waiters in the order they arrived.
 -- KEYS the lock, its fencing counter, its line (member -> arrival in µs)
 -- and the waiters' last-seen times (member -> ms) (protocol.Keys).
--- ARGV[1] the owner's token; ARGV[2] the TTL in ms; ARGV[3] "1" when the
--- caller waits in line (Lock), "0" when it does not (TryLock); ARGV[4] the
--- waiter's name (the same for every attempt of one Lock call); ARGV[5] the
--- name of its Locker. The waiter's line member (protocol.Member, built by
--- the line's member) holds the TTL, the Locker and the name, so that a
--- release that hands it the lock knows the TTL to set and where to send
--- the notice (see handoff.lua). STALE (protocol.Stale) and RETENTION
--- (protocol.FenceRetention), in ms, are set in front of this script
--- (package luarelease): a constant costs no argument to send and parse.
+-- ARGV[1] the owner's token; ARGV[2] the TTL in ms. A caller that waits
+-- in line (Lock) sends ARGV[3] the name of its Locker and, only when the
+-- waiter's name (the same for every attempt of one Lock call) is not the
+-- token's part before its last "." (the engine's tokens are "<waiter>.<n>"),
+-- ARGV[4] that name; a TryLock sends no ARGV[3] and joins no line. The
+-- waiter's line member (protocol.Member, built by the line's member) holds
+-- the TTL, the Locker and the name, so that a release that hands it the
+-- lock knows the TTL to set and where to send the notice (see handoff.lua).
+-- STALE (protocol.Stale) and RETENTION (protocol.FenceRetention), in ms,
+-- are set in front of this script (package luarelease): a constant costs
+-- no argument to send and parse.
 -- Replies the new fencing token (see package protocol) when the lock is
 -- ours: it is set with the TTL. Replies {2, fence, pttl} when a release
 -- already handed the lock to this waiter: the lock holds the waiter's name
@@ -18,40 +20,51 @@
 -- at the head of the line).
 -- A bad counter is refused with an error naming it, and nothing written
 -- (takeFence).
-local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local token, ttl, waits = ARGV[1], ARGV[2], ARGV[3] == "1"
-local me = ARGV[4]
 
-local function take()
-	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		local f, err = takeFence(lock, fence, ttl, RETENTION)
-		if not f then
-			return redis.error_reply(err)
+-- Nobody waits: the plain SET NX PX and the counter's INCR (the
+-- uncontended path: EXISTS, SET, INCR and nothing else, no local but
+-- incr, no function called but type, since every step costs Redis time on
+-- every call). A counter's next token is replied at once; incr keeps any
+-- other INCR reply (a new counter, a bad one) for takeFence below, with
+-- the lock already set.
+local incr
+if redis.call("EXISTS", KEYS[3]) == 0 then
+	if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+		incr = redis.pcall("INCR", KEYS[2])
+		if type(incr) == "number" and incr > 1 and incr < 9007199254740992 then
+			return incr
 		end
-		return f
+	elseif not ARGV[3] then -- a TryLock: held
+		return {0, redis.call("PTTL", KEYS[1])}
 	end
-	return nil
 end
 
--- Nobody waits: the plain SET NX PX (the uncontended path).
-if redis.call("EXISTS", line) == 0 then
-	local won = take()
-	if won then
-		return won
+local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, ttl = ARGV[1], ARGV[2]
+if incr then
+	local f, err = takeFence(lock, fence, ttl, RETENTION, incr)
+	if not f then
+		return redis.error_reply(err)
 	end
-	if not waits then
-		return {0, redis.call("PTTL", lock)}
-	end
+	return f
+end
+
+-- The waiter's name and line member; nil for a TryLock.
+local me, member
+if ARGV[3] then
+	me = ARGV[4] or string.match(token, "^(.*)%.")
 end
 
 -- Handed to us by a release whose notice this attempt overtook.
 local holder = redis.call("GET", lock)
-if waits and holder == me then
+if me and holder == me then
 	return {2, waitLine("fence").readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
 local L = waitLine()
-local member = L.member(ttl, ARGV[5], me)
+if me then
+	member = L.member(ttl, ARGV[3], me)
+end
 local nowU = L.nowUs()
 local now = math.floor(nowU / 1000)
 
@@ -61,16 +74,19 @@ local now = math.floor(nowU / 1000)
 if not holder then
 	local head = L.liveHead(line, seen, now, STALE)
 	if head == nil or head == member then
-		local won = take()
-		if won then
-			if type(won) == "number" then
+		if redis.call("SET", lock, token, "NX", "PX", ttl) then
+			local f, err = takeFence(lock, fence, ttl, RETENTION)
+			if not f then
+				return redis.error_reply(err)
+			end
+			if member then
 				L.leave(line, seen, member)
 			end
-			return won
+			return f
 		end
 	end
 end
-if waits then
+if member then
 	L.join(line, seen, nowU, member, now, STALE, true)
 end
 return {0, redis.call("PTTL", lock)}

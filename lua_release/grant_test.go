@@ -471,3 +471,40 @@ func (s *keySubscriber) published(t *testing.T, node *redistest.Node) []string {
 		}
 	}
 }
+
+// TestAcquireJoinsUnderWaiterName: a refused attempt of a Lock call joins
+// the line as "<ttl>/<locker>/<waiter>" whether the waiter's name is its
+// token's part before the last "." (the script finds it, and the name is
+// not sent) or not (the name is sent).
+func TestAcquireJoinsUnderWaiterName(t *testing.T) {
+	tests := []struct {
+		name, token, waiter string
+	}{
+		{name: "engine's token", token: "w1.3", waiter: "w1"},
+		{name: "dotted waiter", token: "host.a.b.12", waiter: "host.a.b"},
+		{name: "hand-off token", token: "w1.p2", waiter: "w1"},
+		{name: "token is the waiter", token: "w1", waiter: "w1"},
+		{name: "token with another prefix", token: "x.3", waiter: "w1"},
+		{name: "suffix with a dot", token: "w1.3.4", waiter: "w1"},
+		{name: "empty suffix", token: "w1.", waiter: "w1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			node := redistest.Start(t, 1)[0]
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			locktest.MustDo(t, node, "SET", lockK, "other", "PX", 60000)
+
+			g, err := luarelease.AcquireForTest(ctx, node.Pool(), lockK, tt.token, tt.waiter, "L1", time.Minute)
+
+			if !errors.Is(err, strategy.ErrNotAcquired) {
+				t.Fatalf("Acquire() = %+v, %v; want %v", g, err, strategy.ErrNotAcquired)
+			}
+			got, err := redis.Strings(node.Do("ZRANGE", lineK, 0, -1))
+			if want := "60000/L1/" + tt.waiter; err != nil || len(got) != 1 || got[0] != want {
+				t.Errorf("ZRANGE %s = %q, %v; want [%q]", lineK, got, err, want)
+			}
+		})
+	}
+}

@@ -15,12 +15,10 @@
 -- only (inbox). Waiters unseen for `stale` ms are dropped first when the
 -- head is one of them (liveHead). The
 -- fencing counter is read before anything is written, so a bad counter
--- fails the script with nothing written.
+-- fails the script with nothing written. The callers make the plain
+-- delete themselves when nobody waits (EXISTS of the line), before they
+-- need handOn.
 local function handOn(lock, fence, line, seen, channel, stale, recent, retention)
-	if redis.call("EXISTS", line) == 0 then -- nobody waits: the plain delete
-		redis.call("DEL", lock)
-		return
-	end
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
 	local stored = F.readFence(fence)
 	local now = L.nowMs()

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -173,12 +174,14 @@ func (t *technique) ttlArg(ttl time.Duration) any {
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
-	waits := "0" // a TryLock joins no line
-	if a.Waits {
-		waits = "1"
+	args := t.acquire.Args(8)
+	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL))
+	if a.Waits { // a TryLock joins no line, and sends neither
+		args = append(args, t.lockerArg(a.Locker))
+		if !waiterOfToken(a.Token, a.Waiter) {
+			args = append(args, a.Waiter)
+		}
 	}
-	args := t.acquire.Args(9)
-	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL), waits, a.Waiter, t.lockerArg(a.Locker))
 	reply, err := t.acquire.Call(ctx, t.pool, args)
 	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
@@ -204,6 +207,15 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		return engine.Acquired{Value: a.Waiter, Fence: uint64(n[1]), Validity: time.Duration(n[2]) * time.Millisecond, Keys: args[2:6:6]}, nil
 	}
 	return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
+}
+
+// waiterOfToken reports whether waiter is token's part before its last
+// ".", non-empty, as the acquire script finds it when it is not sent (the
+// engine's tokens of a Lock call are "<waiter>.<n>", engine.Attempt): an
+// argument not sent costs neither the client nor Redis anything.
+func waiterOfToken(token, waiter string) bool {
+	return waiter != "" && len(token) > len(waiter) && token[len(waiter)] == '.' &&
+		token[:len(waiter)] == waiter && !strings.Contains(token[len(waiter)+1:], ".")
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the

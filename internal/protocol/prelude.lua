@@ -181,8 +181,11 @@ end
 -- again from the clock. A bad counter (not an integer, one that would
 -- wrap, another type) is refused: the lock's SET and the INCR are undone,
 -- so nothing is written, and it returns nil and an error naming the key.
-local function takeFence(lock, fence, ttl, retention)
-	local f = redis.pcall("INCR", fence)
+-- incr, when given, is the reply of a redis.pcall("INCR", fence) the
+-- script made already (a fast path that replies a plain next token
+-- itself), and takeFence makes no INCR of its own.
+local function takeFence(lock, fence, ttl, retention, incr)
+	local f = incr or redis.pcall("INCR", fence)
 	if type(f) == "table" then
 		redis.call("DEL", lock)
 		return nil, "ERR lockzoo: fencing counter " .. fence .. ": " .. tostring(f.err)
