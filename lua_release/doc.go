@@ -25,7 +25,8 @@
 //     INCRs the key's fencing counter (FenceKey) and returns it:
 //     Lease.Fence(). The value and the expiry are written in one command,
 //     so a client that dies right after acquiring still leaves a lock that
-//     expires.
+//     expires. This uncontended acquire is the script's first lines: EXISTS
+//     of the line, the SET and the INCR, and nothing else runs.
 //  2. Waiting, fairly: when the lock is held, a caller in Lock joins the
 //     key's line in Redis (a sorted set by arrival time; the member names
 //     the waiter, its TTL and its Locker) and the script returns the
@@ -53,7 +54,9 @@
 //     waiting costs Redis one attempt per waiter per LineStale/2, not one
 //     per 4 ms.
 //  4. Release: one script. If GET key == token, the lock goes on at once:
-//     when the head of the line is alive (it made an attempt within
+//     when nobody waits (EXISTS of the line), the script deletes the key,
+//     and that is the whole uncontended release; when the head of the line
+//     is alive (it made an attempt within
 //     HandOffRecent, or, seen within LineStale, its Locker listens on its
 //     inbox: PUBSUB NUMSUB counts a subscriber), the script sets the key
 //     to that waiter's name with the waiter's TTL,
