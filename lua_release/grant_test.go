@@ -475,7 +475,8 @@ func (s *keySubscriber) published(t *testing.T, node *redistest.Node) []string {
 // TestAcquireJoinsUnderWaiterName: a refused attempt of a Lock call joins
 // the line as "<ttl>/<locker>/<waiter>" whether the waiter's name is its
 // token's part before the last "." (the script finds it, and the name is
-// not sent) or not (the name is sent).
+// not sent) or not (the name is sent), in both of the line's keys, which
+// then expire 4 x LineStale after the join.
 func TestAcquireJoinsUnderWaiterName(t *testing.T) {
 	tests := []struct {
 		name, token, waiter string
@@ -501,9 +502,16 @@ func TestAcquireJoinsUnderWaiterName(t *testing.T) {
 			if !errors.Is(err, strategy.ErrNotAcquired) {
 				t.Fatalf("Acquire() = %+v, %v; want %v", g, err, strategy.ErrNotAcquired)
 			}
-			got, err := redis.Strings(node.Do("ZRANGE", lineK, 0, -1))
-			if want := "60000/L1/" + tt.waiter; err != nil || len(got) != 1 || got[0] != want {
-				t.Errorf("ZRANGE %s = %q, %v; want [%q]", lineK, got, err, want)
+			want := protocol.Member{TTL: time.Minute, Locker: "L1", Waiter: tt.waiter}.String()
+			for _, key := range []string{lineK, seenK} {
+				got, err := redis.Strings(node.Do("ZRANGE", key, 0, -1))
+				if err != nil || len(got) != 1 || got[0] != want {
+					t.Errorf("ZRANGE %s = %q, %v; want [%q]", key, got, err, want)
+				}
+				// The line's keys expire 4 x LineStale after the join.
+				if ms, err := redis.Int64(node.Do("PTTL", key)); err != nil || ms <= 0 || ms > (4*luarelease.LineStale).Milliseconds() {
+					t.Errorf("PTTL %s = %d, %v; want in (0, %d]", key, ms, err, (4 * luarelease.LineStale).Milliseconds())
+				}
 			}
 		})
 	}
