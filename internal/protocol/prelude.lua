@@ -12,10 +12,6 @@
 --                      inbox, headNotice, handOffNotice, tellHead;
 --   waitLine("fence")  the fencing counter: readFence, nextFence,
 --                      writeFence, nowUs.
--- lua_release writes out, rather than builds, what its most frequent slow
--- paths need (a waiter's join in acquire.lua, the hand-off's walk of the
--- line and its notices in handoff.lua): a change to join, liveHead,
--- member, parseMember, inbox or the notices is a change there too.
 local function waitLine(group)
 	-- nowUs is the server's time in µs.
 	local function nowUs()
