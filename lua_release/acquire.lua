@@ -61,26 +61,6 @@ if me and holder == me then
 	return {2, waitLine("fence").readFence(fence) or 0, redis.call("PTTL", lock)}
 end
 
--- Held by another: a waiter joins the line (or keeps its place) and the
--- line is left as it is otherwise. This is the line's join and member,
--- written out rather than built with waitLine: the attempt every waiter
--- makes on joining and every LineStale/2 after, so its cost is paid most.
--- What it writes is what they write: a change to one is a change here.
-if holder then
-	if me then
-		local t = redis.call("TIME")
-		local nowU = tonumber(t[1]) * 1000000 + tonumber(t[2])
-		member = ttl .. "/" .. ARGV[3] .. "/" .. me
-		redis.call("ZADD", seen, math.floor(nowU / 1000), member)
-		redis.call("ZADD", line, "NX", nowU, member)
-		if redis.call("PTTL", line) < STALE * 3 then -- -1: none yet
-			redis.call("PEXPIRE", line, STALE * 4)
-			redis.call("PEXPIRE", seen, STALE * 4)
-		end
-	end
-	return {0, redis.call("PTTL", lock)}
-end
-
 local L = waitLine()
 if me then
 	member = L.member(ttl, ARGV[3], me)
@@ -89,18 +69,21 @@ local nowU = L.nowUs()
 local now = math.floor(nowU / 1000)
 
 -- A free lock is ours when nobody live waits before us (liveHead drops
--- the stale waiters first).
-local head = L.liveHead(line, seen, now, STALE)
-if head == nil or head == member then
-	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		local f, err = takeFence(lock, fence, ttl, RETENTION)
-		if not f then
-			return redis.error_reply(err)
+-- the stale waiters first); a held one is not, and the line is left as
+-- it is.
+if not holder then
+	local head = L.liveHead(line, seen, now, STALE)
+	if head == nil or head == member then
+		if redis.call("SET", lock, token, "NX", "PX", ttl) then
+			local f, err = takeFence(lock, fence, ttl, RETENTION)
+			if not f then
+				return redis.error_reply(err)
+			end
+			if member then
+				L.leave(line, seen, member)
+			end
+			return f
 		end
-		if member then
-			L.leave(line, seen, member)
-		end
-		return f
 	end
 end
 if member then
