@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,12 +48,12 @@ type round struct {
 	late lateState
 
 	// ctx bounds every node's request by Config.NodeTimeout; the last
-	// goroutine to finish its request cancels it, and then calls finish
-	// when it is set (see fanOutThen).
-	ctx     context.Context
-	cancel  context.CancelFunc
-	running atomic.Int32
-	finish  func()
+	// goroutine to finish its request cancels it, and then, for a release
+	// round, stops tracking its pending release (see fanOutThen).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	running   atomic.Int32
+	releasing *pendingRelease
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -71,14 +72,15 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo u
 	return t.fanOutThen(ctx, nodes, op, undo, nil)
 }
 
-// fanOutThen is fanOut that also calls finish, when it is not nil, once
-// every request it sent has been answered (at once when it sends none).
-func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, finish func()) *round {
+// fanOutThen is fanOut for a release round: once every request it sent
+// has been answered (at once when it sends none), it stops tracking p,
+// when p is not nil (releasing.finish).
+func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx) // ctx's values, not its end
 	}
-	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), finish: finish}
+	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {
 		n     *node
@@ -100,8 +102,8 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	r.running.Store(int32(len(calls)))
 	if len(calls) == 0 {
 		r.cancel()
-		if finish != nil {
-			finish()
+		if p != nil {
+			t.releasing.finish(p)
 		}
 	}
 	t.bg.add(len(calls))
@@ -188,8 +190,8 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	if r.running.Add(-1) == 0 {
 		r.cancel()
 		t.late.finish(r)
-		if r.finish != nil {
-			r.finish()
+		if r.releasing != nil {
+			t.releasing.finish(r.releasing)
 		}
 	}
 	r.answers <- a
@@ -205,7 +207,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 			// A release of the lease found nothing to delete here: it came
 			// before our SET, which would be left behind. Delete it now.
 			after = func(ctx context.Context, n *node, c redis.Conn) {
-				t.releaseOn(ctx, n, c, r.late.key, r.late.token)
+				t.releaseOn(ctx, n, c, keysOf(r.late.key), r.late.token)
 			}
 		}
 		if after != nil {
@@ -301,6 +303,31 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c
 // neither through its plain Do, bounded only by its own timeouts.
 func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
 	return engine.DoDeadline(ctx, c, cmd, args...)
+}
+
+// receive reads one pending reply from c, bounded by ctx's deadline as do
+// bounds a command: through the connection's read deadline
+// (redis.ConnWithTimeout), else through redis.ConnWithContext, else
+// unbounded but by the connection's own timeouts. A deadline that passes
+// while reading is reported as context.DeadlineExceeded. An error reply is
+// returned as the error, a redis.Error. It always reads: a deadline that
+// has passed already leaves the read a nanosecond, so that the reply is
+// either read or the connection fails (and redigo closes it), and no reply
+// is left pending for the connection's next user to take for its own.
+func receive(ctx context.Context, c redis.Conn) (any, error) {
+	dl, bounded := ctx.Deadline()
+	if cwt, timed := c.(redis.ConnWithTimeout); bounded && timed {
+		// 0 would mean no deadline at all.
+		reply, err := cwt.ReceiveWithTimeout(max(time.Until(dl), time.Nanosecond))
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+		return reply, err
+	}
+	if cwc, ok := c.(redis.ConnWithContext); ok && (bounded || ctx.Done() != nil) {
+		return cwc.ReceiveContext(ctx)
+	}
+	return c.Receive()
 }
 
 // tracker counts background goroutines so that Locker.Wait can wait for

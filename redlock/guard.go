@@ -68,7 +68,9 @@ func (n *node) saw(runID string, now int64, hold time.Duration) bool {
 // returned as the error). With the restart guard on, CLIENT GETNAME travels
 // in the same pipeline, so a known connection still costs one round trip;
 // on a new connection (no lockzoo name yet) the guard spends one more round
-// trip to read the node's run_id and name the connection (see learn).
+// trip to read the node's run_id and name the connection (see learn). The
+// two replies are read one by one (receive), which allocates no slice for
+// them.
 func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd string, args ...any) (any, error) {
 	if !t.s.guard {
 		return do(ctx, c, cmd, args...)
@@ -79,20 +81,25 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 	if err := c.Send(cmd, args...); err != nil {
 		return nil, err
 	}
-	replies, err := redis.Values(do(ctx, c, ""))
-	if err != nil {
+	if err := c.Flush(); err != nil {
 		return nil, err
 	}
-	if len(replies) != 2 {
-		return nil, fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
+	name, nameErr := receive(ctx, c)
+	if _, refused := nameErr.(redis.Error); nameErr != nil && !refused {
+		return nil, nameErr // the connection is broken: no second reply
+	}
+	reply, err := receive(ctx, c)
+	if _, refused := err.(redis.Error); err != nil && !refused {
+		return nil, err
 	}
 	var known bool
-	switch name := replies[0].(type) {
+	switch name := name.(type) {
 	case []byte: // compared without making a string of it
 		known = string(name) == clientName
 	case nil:
-	case redis.Error:
-		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", name)
+		if nameErr != nil {
+			return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", nameErr)
+		}
 	default:
 		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): unexpected reply %T", name)
 	}
@@ -101,10 +108,7 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 			return nil, err
 		}
 	}
-	if e, ok := replies[1].(redis.Error); ok {
-		return nil, e
-	}
-	return replies[1], nil
+	return reply, err
 }
 
 // learn checks a new connection: one pipelined round trip reads the

@@ -28,14 +28,20 @@ type releasing struct {
 type pendingRelease struct {
 	key, token string
 	pending    []atomic.Bool
-	tracked    bool // in byKey
-	finished   bool // every node answered: never tracked again
+	tracked    bool           // in byKey
+	finished   bool           // every node answered: never tracked again
+	buf        [8]atomic.Bool // pending's room up to 8 nodes: one allocation
 }
 
 // newPendingRelease returns the record of a release of token at key over
 // n nodes, every node pending, not tracked yet.
 func newPendingRelease(key, token string, n int) *pendingRelease {
-	p := &pendingRelease{key: key, token: token, pending: make([]atomic.Bool, n)}
+	p := &pendingRelease{key: key, token: token}
+	if n <= len(p.buf) {
+		p.pending = p.buf[:n]
+	} else {
+		p.pending = make([]atomic.Bool, n)
+	}
 	for i := range p.pending {
 		p.pending[i].Store(true)
 	}
