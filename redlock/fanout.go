@@ -305,29 +305,62 @@ func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error)
 	return engine.DoDeadline(ctx, c, cmd, args...)
 }
 
-// receive reads one pending reply from c, bounded by ctx's deadline as do
-// bounds a command: through the connection's read deadline
-// (redis.ConnWithTimeout), else through redis.ConnWithContext, else
-// unbounded but by the connection's own timeouts. A deadline that passes
-// while reading is reported as context.DeadlineExceeded. An error reply is
-// returned as the error, a redis.Error. It always reads: a deadline that
-// has passed already leaves the read a nanosecond, so that the reply is
-// either read or the connection fails (and redigo closes it), and no reply
-// is left pending for the connection's next user to take for its own.
-func receive(ctx context.Context, c redis.Conn) (any, error) {
+// doTwo flushes the two commands sent on c and reads their replies,
+// bounded by ctx's deadline as do bounds a command. An error reply comes
+// back as its error (a redis.Error, firstErr or secondErr, with a nil
+// reply); failed is the connection's failure, when it failed (a deadline
+// that passes while reading is reported as context.DeadlineExceeded). On
+// a connection with read deadlines (redis.ConnWithTimeout) the replies are
+// read one by one, which allocates no slice for them; a deadline that has
+// passed already still leaves each read a nanosecond, so that a reply is
+// either read or the connection fails (and redigo closes it): no reply is
+// left pending for the connection's next user to take for its own. Other
+// connections read both at once through do.
+func doTwo(ctx context.Context, c redis.Conn) (first, second any, firstErr, secondErr, failed error) {
 	dl, bounded := ctx.Deadline()
-	if cwt, timed := c.(redis.ConnWithTimeout); bounded && timed {
+	cwt, timed := c.(redis.ConnWithTimeout)
+	if !bounded || !timed {
+		replies, err := redis.Values(do(ctx, c, ""))
+		switch {
+		case err != nil:
+			return nil, nil, nil, nil, err
+		case len(replies) != 2:
+			return nil, nil, nil, nil, fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
+		}
+		first, firstErr = splitError(replies[0])
+		second, secondErr = splitError(replies[1])
+		return first, second, firstErr, secondErr, nil
+	}
+	if err := c.Flush(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	receive := func() (any, error, error) {
 		// 0 would mean no deadline at all.
 		reply, err := cwt.ReceiveWithTimeout(max(time.Until(dl), time.Nanosecond))
+		if e, refused := err.(redis.Error); refused {
+			return nil, e, nil
+		}
 		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 		}
-		return reply, err
+		return reply, nil, err
 	}
-	if cwc, ok := c.(redis.ConnWithContext); ok && (bounded || ctx.Done() != nil) {
-		return cwc.ReceiveContext(ctx)
+	if first, firstErr, failed = receive(); failed != nil {
+		return nil, nil, nil, nil, failed // no second reply on a failed connection
 	}
-	return c.Receive()
+	if second, secondErr, failed = receive(); failed != nil {
+		return nil, nil, nil, nil, failed
+	}
+	return first, second, firstErr, secondErr, nil
+}
+
+// splitError returns an error reply as its error, and any other reply as
+// it is.
+func splitError(reply any) (any, error) {
+	if e, ok := reply.(redis.Error); ok {
+		return nil, e
+	}
+	return reply, nil
 }
 
 // tracker counts background goroutines so that Locker.Wait can wait for

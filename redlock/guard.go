@@ -68,9 +68,7 @@ func (n *node) saw(runID string, now int64, hold time.Duration) bool {
 // returned as the error). With the restart guard on, CLIENT GETNAME travels
 // in the same pipeline, so a known connection still costs one round trip;
 // on a new connection (no lockzoo name yet) the guard spends one more round
-// trip to read the node's run_id and name the connection (see learn). The
-// two replies are read one by one (receive), which allocates no slice for
-// them.
+// trip to read the node's run_id and name the connection (see learn).
 func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd string, args ...any) (any, error) {
 	if !t.s.guard {
 		return do(ctx, c, cmd, args...)
@@ -81,16 +79,9 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 	if err := c.Send(cmd, args...); err != nil {
 		return nil, err
 	}
-	if err := c.Flush(); err != nil {
-		return nil, err
-	}
-	name, nameErr := receive(ctx, c)
-	if _, refused := nameErr.(redis.Error); nameErr != nil && !refused {
-		return nil, nameErr // the connection is broken: no second reply
-	}
-	reply, err := receive(ctx, c)
-	if _, refused := err.(redis.Error); err != nil && !refused {
-		return nil, err
+	name, reply, nameErr, err, failed := doTwo(ctx, c)
+	if failed != nil {
+		return nil, failed
 	}
 	var known bool
 	switch name := name.(type) {
