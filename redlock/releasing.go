@@ -15,7 +15,7 @@ import (
 // itself in the node's line (which costs a call to leave it). Instead, on
 // each node whose release is still on its way, the acquire script first
 // deletes the released lock, as the release would (the hand-off's "release
-// first", ARGV[8]): only a lock that still holds the released token, which
+// first", ARGV[7]): only a lock that still holds the released token, which
 // nobody owns any more, is deleted.
 type releasing struct {
 	mu    sync.Mutex
