@@ -334,10 +334,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	start := time.Now()
 	t.noteTTL(ttl)
 	ms := ttl.Milliseconds()
-	key := any(h.Key)
-	if len(h.Keys) == 4 {
-		key = h.Keys[0] // boxed at acquire
-	}
+	key := heldKeys(h)[0] // the lock, boxed at acquire
 	kv := append(t.extend.Args(3), key, h.Value, ms)
 	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
 		a := compareVote(t.evalArgs(ctx, n, c, t.extend, kv))
