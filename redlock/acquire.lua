@@ -1,5 +1,8 @@
 -- acquire: one node's vote in a Redlock round, serving waiters in the
--- order of their tickets. It starts with the prelude (package protocol).
+-- order of their tickets. It starts with the prelude (package protocol)
+-- and the protocol's constants STALE (protocol.Stale) and RETENTION
+-- (protocol.FenceRetention), in ms, set in front of it (constants in
+-- redlock.go): a constant in the text costs no argument to send and parse.
 -- KEYS the lock, its fencing counter, its line (member -> ticket) and the
 -- waiters' last-seen times (member -> ms) (protocol.Keys).
 -- ARGV[1] the owner's token, ARGV[2] the TTL in ms, ARGV[3] the name of
@@ -7,62 +10,68 @@
 -- number), ARGV[4] "1" when the caller waits in line (Lock), "0" when it
 -- does not (TryLock), ARGV[5] the call's ticket (when it began, in µs of
 -- the client's clock: the same on every node, so every node orders the
--- line alike), ARGV[6] protocol.Stale in ms, ARGV[7] the waiter's line
--- member (protocol.Member), ARGV[8] the token of a lock to release first,
--- or "" (a hand-off: Unlock passing its lock to a waiter of the same
--- Locker), ARGV[9] the lock's notice channel (protocol.Channel), ARGV[10]
--- protocol.FenceRetention in ms.
--- Replies {1, counter, released} when the lock is now ours on this node:
--- it is set with the TTL and counter is this node's next fencing token,
--- stored in the same step (see package protocol). Otherwise replies {0,
--- pttl, released} when someone else holds it (-2: it is free but kept for
--- a waiter with an earlier ticket), and {2, pttl, released} when it holds
--- a token of this Lock call that it does not take over: this very token
+-- line alike), ARGV[6] the name of the caller's Locker, and, only when
+-- there is one, ARGV[7] the token of a lock to release first (a hand-off:
+-- Unlock passing its lock to a waiter of the same Locker; or a release of
+-- ours still on its way to this node, see releasing.go). The waiter's line
+-- member (protocol.Member, "<ttl>/<locker>/<name>") and the lock's notice
+-- channel (protocol.Channel, the lock's key and ":notice") are built here,
+-- off the fast path, from the arguments and the key.
+-- Replies the fencing counter alone (an integer) when the lock is now ours
+-- on this node and nothing was released first, the uncontended path: it
+-- is set with the TTL and the counter is this node's next fencing token,
+-- stored in the same step (see package protocol). Otherwise it replies
+-- {1, counter, 1} when the lock is ours after releasing ARGV[7]; {0, pttl,
+-- released} when someone else holds it (-2: it is free but kept for a
+-- waiter with an earlier ticket), and {2, pttl, released} when it holds a
+-- token of this Lock call that it does not take over: this very token
 -- (left by this attempt's own undo racing it), a later attempt's (this
 -- request came late) or a hand-off's; pttl is what that lock has left in
 -- ms (-1: it has no expiry). A lock that holds an earlier attempt's token
 -- of the same Lock call is taken over (earlier). released is 1 when the
--- lock held ARGV[8] and was deleted first, else 0; a lock released so and
+-- lock held ARGV[7] and was deleted first, else 0; a lock released so and
 -- not taken is announced as release.lua does. A bad counter is refused
 -- with an error naming it (takeFence); the lock's SET is undone, but a
--- lock released first (ARGV[8]) stays released.
+-- lock released first (ARGV[7]) stays released.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local token, ttl, prev, retention = ARGV[1], ARGV[2], ARGV[8], ARGV[10]
+local token, ttl, prev = ARGV[1], ARGV[2], ARGV[7]
 
--- The uncontended path, first and with nothing else defined (every
--- function a script defines costs Redis time on every call): nobody
--- waits, nothing is to be released first, and the lock is free.
-local nobody = redis.call("EXISTS", line) == 0
-if nobody and prev == "" and redis.call("SET", lock, token, "NX", "PX", ttl) then
-	local f, err = takeFence(lock, fence, ttl, retention)
-	if not f then
-		return redis.error_reply(err)
-	end
-	return {1, f, 0}
-end
-
-local me, waits = ARGV[3], ARGV[4] == "1"
-local ticket, stale, member = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local channel = ARGV[9]
-
+-- The lock to release first, if any: deleted while it still holds prev.
 local released = 0
-if prev ~= "" and redis.call("GET", lock) == prev then
+if prev and redis.call("GET", lock) == prev then
 	redis.call("DEL", lock)
 	released = 1
 end
+
+-- The uncontended path, first and with nothing else defined (every
+-- function a script defines costs Redis time on every call): nobody
+-- waits and the lock is free.
+local nobody = redis.call("EXISTS", line) == 0
+if nobody and redis.call("SET", lock, token, "NX", "PX", ttl) then
+	local f, err = takeFence(lock, fence, ttl, RETENTION)
+	if not f then
+		return redis.error_reply(err)
+	end
+	if released == 0 then
+		return f
+	end
+	return {1, f, 1}
+end
+
+local me, waits, ticket, locker = ARGV[3], ARGV[4] == "1", tonumber(ARGV[5]), ARGV[6]
 
 -- reply adds released to a reply, and announces a lock this step released
 -- but did not take to the head of the line.
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
-		waitLine("notice").tellHead(line, seen, channel)
+		waitLine("notice").tellHead(line, seen, lock .. ":notice")
 	end
 	return {status, n, released}
 end
 
 local function take()
 	if redis.call("SET", lock, token, "NX", "PX", ttl) then
-		local f, err = takeFence(lock, fence, ttl, retention)
+		local f, err = takeFence(lock, fence, ttl, RETENTION)
 		if not f then
 			return redis.error_reply(err)
 		end
@@ -107,17 +116,12 @@ local function earlier(v)
 	return mine ~= nil and n < mine
 end
 
--- Nobody waits: the plain SET NX PX (tried above unless a lock was to be
--- released first).
+-- Nobody waits: the plain SET NX PX was tried above, and the lock is held.
 if nobody then
-	local won = prev ~= "" and take()
-	if won then
-		return won
-	end
 	local v = redis.call("GET", lock)
 	if earlier(v) then
 		redis.call("DEL", lock)
-		won = take()
+		local won = take()
 		if won then
 			return won
 		end
@@ -127,7 +131,7 @@ if nobody then
 	end
 	if waits then
 		local L = waitLine()
-		L.join(line, seen, ticket, member, L.nowMs(), stale)
+		L.join(line, seen, ticket, L.member(ttl, locker, me), L.nowMs(), STALE)
 	end
 	return reply(0, redis.call("PTTL", lock))
 end
@@ -140,10 +144,11 @@ elseif v and ours(v) then
 	return reply(2, redis.call("PTTL", lock))
 end
 local L = waitLine()
+local member = L.member(ttl, locker, me)
 local now = L.nowMs()
-L.dropStale(line, seen, now, stale)
+L.dropStale(line, seen, now, STALE)
 -- The lock goes to the earliest ticket among the waiters and us.
-local head = redis.call("ZRANGE", line, 0, 0, "WITHSCORES")
+local head = redis.call("ZRANGE", line, "0", "0", "WITHSCORES")
 local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
 	or (ticket == tonumber(head[2]) and member < head[1])
 if first and not v then
@@ -154,7 +159,7 @@ if first and not v then
 	return won
 end
 if waits then
-	L.join(line, seen, ticket, member, now, stale)
+	L.join(line, seen, ticket, member, now, STALE)
 end
 if v then
 	return reply(0, redis.call("PTTL", lock))

@@ -84,6 +84,24 @@
 //     more than N-Q nodes said the lock was not ours. The fence does not
 //     change.
 //
+// # What each request carries
+//
+// Every node call is one EVALSHA (EVAL when the node lacks the script),
+// pipelined with the restart guard's CLIENT GETNAME. The acquire script
+// takes the lock's four keys (the lock, its fencing counter, its line and
+// the waiters' last-seen times) and six arguments: the token, the TTL in
+// ms, the Lock call's name, whether it waits in line, its ticket and its
+// Locker's name; a seventh, the token of a lock to delete first, goes only
+// with a hand-off or when a release of ours is still on its way to the
+// node. The protocol's constants (LineStale, protocol.FenceRetention) are
+// set in the scripts' text, and the waiter's line member and the lock's
+// notice channel are built in Lua from the arguments and the key, off the
+// uncontended path. A won acquire that released nothing first replies its
+// counter alone. The release script takes the same four keys, kept boxed
+// from the acquire in the lease, and the token (an undo adds the waiter's
+// ticket and line member, to put it back in line). Each round's request is
+// built once and sent to every node.
+//
 // # Waiting in line
 //
 // Every node keeps a line of the Lock calls its acquire script refused (a

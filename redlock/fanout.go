@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -47,12 +48,12 @@ type round struct {
 	late lateState
 
 	// ctx bounds every node's request by Config.NodeTimeout; the last
-	// goroutine to finish its request cancels it, and then calls finish
-	// when it is set (see fanOutThen).
-	ctx     context.Context
-	cancel  context.CancelFunc
-	running atomic.Int32
-	finish  func()
+	// goroutine to finish its request cancels it, and then, for a release
+	// round, stops tracking its pending release (see fanOutThen).
+	ctx       context.Context
+	cancel    context.CancelFunc
+	running   atomic.Int32
+	releasing *pendingRelease
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -71,14 +72,15 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo u
 	return t.fanOutThen(ctx, nodes, op, undo, nil)
 }
 
-// fanOutThen is fanOut that also calls finish, when it is not nil, once
-// every request it sent has been answered (at once when it sends none).
-func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, finish func()) *round {
+// fanOutThen is fanOut for a release round: once every request it sent
+// has been answered (at once when it sends none), it stops tracking p,
+// when p is not nil (releasing.finish).
+func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx) // ctx's values, not its end
 	}
-	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), finish: finish}
+	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {
 		n     *node
@@ -100,8 +102,8 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	r.running.Store(int32(len(calls)))
 	if len(calls) == 0 {
 		r.cancel()
-		if finish != nil {
-			finish()
+		if p != nil {
+			t.releasing.finish(p)
 		}
 	}
 	t.bg.add(len(calls))
@@ -188,8 +190,8 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	if r.running.Add(-1) == 0 {
 		r.cancel()
 		t.late.finish(r)
-		if r.finish != nil {
-			r.finish()
+		if r.releasing != nil {
+			t.releasing.finish(r.releasing)
 		}
 	}
 	r.answers <- a
@@ -205,7 +207,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 			// A release of the lease found nothing to delete here: it came
 			// before our SET, which would be left behind. Delete it now.
 			after = func(ctx context.Context, n *node, c redis.Conn) {
-				t.releaseOn(ctx, n, c, r.late.key, r.late.token)
+				t.releaseOn(ctx, n, c, keysOf(r.late.key), r.late.token)
 			}
 		}
 		if after != nil {
@@ -301,6 +303,64 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c
 // neither through its plain Do, bounded only by its own timeouts.
 func do(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
 	return engine.DoDeadline(ctx, c, cmd, args...)
+}
+
+// doTwo flushes the two commands sent on c and reads their replies,
+// bounded by ctx's deadline as do bounds a command. An error reply comes
+// back as its error (a redis.Error, firstErr or secondErr, with a nil
+// reply); failed is the connection's failure, when it failed (a deadline
+// that passes while reading is reported as context.DeadlineExceeded). On
+// a connection with read deadlines (redis.ConnWithTimeout) the replies are
+// read one by one, which allocates no slice for them; a deadline that has
+// passed already still leaves each read a nanosecond, so that a reply is
+// either read or the connection fails (and redigo closes it): no reply is
+// left pending for the connection's next user to take for its own. Other
+// connections read both at once through do.
+func doTwo(ctx context.Context, c redis.Conn) (first, second any, firstErr, secondErr, failed error) {
+	dl, bounded := ctx.Deadline()
+	cwt, timed := c.(redis.ConnWithTimeout)
+	if !bounded || !timed {
+		replies, err := redis.Values(do(ctx, c, ""))
+		switch {
+		case err != nil:
+			return nil, nil, nil, nil, err
+		case len(replies) != 2:
+			return nil, nil, nil, nil, fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
+		}
+		first, firstErr = splitError(replies[0])
+		second, secondErr = splitError(replies[1])
+		return first, second, firstErr, secondErr, nil
+	}
+	if err := c.Flush(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	receive := func() (any, error, error) {
+		// 0 would mean no deadline at all.
+		reply, err := cwt.ReceiveWithTimeout(max(time.Until(dl), time.Nanosecond))
+		if e, refused := err.(redis.Error); refused {
+			return nil, e, nil
+		}
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+		return reply, nil, err
+	}
+	if first, firstErr, failed = receive(); failed != nil {
+		return nil, nil, nil, nil, failed // no second reply on a failed connection
+	}
+	if second, secondErr, failed = receive(); failed != nil {
+		return nil, nil, nil, nil, failed
+	}
+	return first, second, firstErr, secondErr, nil
+}
+
+// splitError returns an error reply as its error, and any other reply as
+// it is.
+func splitError(reply any) (any, error) {
+	if e, ok := reply.(redis.Error); ok {
+		return nil, e
+	}
+	return reply, nil
 }
 
 // tracker counts background goroutines so that Locker.Wait can wait for

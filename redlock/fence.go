@@ -60,7 +60,8 @@ var errNotOurs = errors.New("the lock is no longer ours on this node")
 
 // writeBack is the second round of an acquire whose yes-voters returned
 // different counters: on the yes-voters whose counter is below f (behind,
-// by node index) it runs the raise script, which sets the counter to
+// by node index) it runs the raise script on keys (the acquire's: the lock
+// and its counter first), which sets the counter to
 // max(counter, f) while the lock still holds the token. It needs need of
 // them to succeed, so that with the atF nodes already at f a quorum holds a
 // counter of at least f. It returns nil once they did, else an error
@@ -69,15 +70,14 @@ var errNotOurs = errors.New("the lock is no longer ours on this node")
 //
 // The round's goroutines end on their own within NodeTimeout (see fanOut);
 // nothing is undone here: a failed acquire releases every node afterwards.
-func (t *technique) writeBack(ctx context.Context, key, token string, ttl time.Duration, f int64, behind []int, need int, giveUp <-chan time.Time) error {
+func (t *technique) writeBack(ctx context.Context, keys []any, token string, ttl time.Duration, f int64, behind []int, need int, giveUp <-chan time.Time) error {
 	nodes := make([]*node, len(behind))
 	for i, idx := range behind {
 		nodes[i] = t.nodes[idx]
 	}
-	keys := []any{key, FenceKey(key)}
-	fs := strconv.FormatInt(f, 10)
+	kv := append(append(t.raise.Args(5), keys[:2]...), token, strconv.FormatInt(f, 10), t.ttlArg(ttl))
 	raise := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalScript(ctx, n, c, t.raise, keys, token, fs, ttl.Milliseconds(), t.retention))
+		a := compareVote(t.evalArgs(ctx, n, c, t.raise, kv))
 		if a.vote == voteNo {
 			a = answer{vote: voteFailed, err: errNotOurs}
 		}
@@ -112,9 +112,10 @@ func (t *technique) writeBack(ctx context.Context, key, token string, ttl time.D
 // fence settles the fencing token of a won acquire round (tl): when at
 // least a quorum of yes-voters returned the largest counter F, F is the
 // token at no extra cost; otherwise the write-back round raises the
-// counters of the yes-voters below F (writeBack). budget is the time left
+// counters of the yes-voters below F (writeBack), on keys (the acquire's).
+// budget is the time left
 // before the lock's validity runs out, counted from now.
-func (t *technique) fence(ctx context.Context, a engine.Attempt, tl *tally, budget time.Duration) (uint64, error) {
+func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl *tally, budget time.Duration) (uint64, error) {
 	f, atF, behind := tl.fenceOf()
 	if atF >= t.s.quorum {
 		return uint64(f), nil
@@ -128,7 +129,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, tl *tally, budg
 		defer timer.Stop()
 		giveUp = timer.C
 	}
-	if err := t.writeBack(ctx, a.Key, a.Token, a.TTL, f, behind, t.s.quorum-atF, giveUp); err != nil {
+	if err := t.writeBack(ctx, keys, a.Token, a.TTL, f, behind, t.s.quorum-atF, giveUp); err != nil {
 		return 0, err
 	}
 	return uint64(f), nil

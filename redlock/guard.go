@@ -79,20 +79,18 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 	if err := c.Send(cmd, args...); err != nil {
 		return nil, err
 	}
-	replies, err := redis.Values(do(ctx, c, ""))
-	if err != nil {
-		return nil, err
-	}
-	if len(replies) != 2 {
-		return nil, fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
+	name, reply, nameErr, err, failed := doTwo(ctx, c)
+	if failed != nil {
+		return nil, failed
 	}
 	var known bool
-	switch name := replies[0].(type) {
+	switch name := name.(type) {
 	case []byte: // compared without making a string of it
 		known = string(name) == clientName
 	case nil:
-	case redis.Error:
-		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", name)
+		if nameErr != nil {
+			return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", nameErr)
+		}
 	default:
 		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): unexpected reply %T", name)
 	}
@@ -101,10 +99,7 @@ func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd str
 			return nil, err
 		}
 	}
-	if e, ok := replies[1].(redis.Error); ok {
-		return nil, e
-	}
-	return replies[1], nil
+	return reply, err
 }
 
 // learn checks a new connection: one pipelined round trip reads the

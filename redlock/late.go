@@ -29,6 +29,7 @@ type lateState struct {
 	// (the acquire's yes arrived) or nodeMissed (a release found nothing
 	// to delete there); nil when the round is not tracked.
 	nodes []atomic.Int32
+	buf   [8]atomic.Int32 // nodes' room up to 8 nodes, in the round itself
 }
 
 // Per-node states of a tracked round.
@@ -49,7 +50,13 @@ func (l *lateRounds) track(key, token string, r *round, n int) {
 	if l.byToken == nil {
 		l.byToken = map[string]*round{}
 	}
-	r.late.key, r.late.token, r.late.nodes = key, token, make([]atomic.Int32, n)
+	var nodes []atomic.Int32
+	if n <= len(r.late.buf) {
+		nodes = r.late.buf[:n]
+	} else {
+		nodes = make([]atomic.Int32, n)
+	}
+	r.late.key, r.late.token, r.late.nodes = key, token, nodes
 	l.byToken[token] = r
 }
 

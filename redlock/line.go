@@ -48,11 +48,11 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 // out of the line of a node that refused it, where the refusal queued it:
 // left there, it would keep that node for itself until it went stale. It
 // runs on the refusal's own connection, so after the refusal on that node.
+// What it sends is built only when it runs: most rounds have no refusal.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	k := protocol.KeysOf(a.Key)
-	keys, member := []any{k.Line, k.Seen}, lineMember(a)
 	return func(ctx context.Context, n *node, c redis.Conn) {
-		_, _ = t.evalScript(ctx, n, c, t.abandon, keys, member)
+		k := protocol.KeysOf(a.Key)
+		_, _ = t.evalScript(ctx, n, c, t.abandon, []any{k.Line, k.Seen}, lineMember(a))
 	}
 }
 

@@ -1,8 +1,9 @@
 -- raise: the fencing write-back of a Redlock acquire on one node. It
--- starts with the prelude (package protocol).
+-- starts with the prelude (package protocol) and the protocol's constants
+-- (RETENTION, protocol.FenceRetention in ms, is the one it reads;
+-- constants in redlock.go).
 -- KEYS[1] the lock, KEYS[2] its fencing counter. ARGV[1] the owner's
--- token, ARGV[2] the fencing token F, ARGV[3] the lock's TTL and ARGV[4]
--- protocol.FenceRetention, in ms.
+-- token, ARGV[2] the fencing token F and ARGV[3] the lock's TTL in ms.
 -- While the lock still holds the token, sets the counter to max(counter, F)
 -- (expiring as writeFence makes it) and replies 1; replies 0, changing
 -- nothing, when the lock is missing or someone else's. A bad counter fails
@@ -13,6 +14,6 @@ end
 local F = waitLine("fence")
 local stored, f = F.readFence(KEYS[2]), tonumber(ARGV[2])
 if not stored or stored < f then
-	F.writeFence(KEYS[2], f, ARGV[3], ARGV[4])
+	F.writeFence(KEYS[2], f, ARGV[3], RETENTION)
 end
 return 1

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -53,16 +52,13 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
 	}
 	t := &technique{
-		s:             s,
-		acquireScript: protocol.Script(4, acquireSource),
-		raise:         protocol.Script(2, raiseSource),
-		release:       protocol.Script(3, releaseSource),
-		abandon:       redis.NewScript(2, abandonSource),
-		extend:        scripts.ComparePExpire(),
-		clock:         clock{origin: time.Now()},
-		retention:     strconv.FormatInt(protocol.FenceRetention.Milliseconds(), 10),
-		getname:       []any{"GETNAME"},
+		s:       s,
+		abandon: engine.NewScript(redis.NewScript(2, abandonSource), 2),
+		extend:  engine.NewScript(scripts.ComparePExpire(), 1),
+		clock:   clock{origin: time.Now()},
+		getname: []any{"GETNAME"},
 	}
+	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
 		t.nodes = append(t.nodes, &node{index: i, pool: p, acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
@@ -75,6 +71,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		return nil, err
 	}
 	cfg.Config = e.Config()
+	t.setLocker(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
 	return &Locker{e: e, t: t, cfg: cfg}, nil
 }
@@ -149,3 +146,23 @@ func (l *Locker) Config() Config { return l.cfg }
 // Each ends on its own within about twice Config.NodeTimeout; Wait is for
 // tests and for a clean shutdown.
 func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
+
+// useRetention builds the scripts that read the protocol's constants, with
+// fencing counters kept for retention after their lock's TTL
+// (protocol.FenceRetention; tests shorten it). Call it before the
+// technique is used.
+func (t *technique) useRetention(retention time.Duration) {
+	consts := constants(retention)
+	t.acquireScript = engine.NewScript(protocol.Script(4, consts+acquireSource), 4)
+	t.raise = engine.NewScript(protocol.Script(2, consts+raiseSource), 2)
+	t.release = engine.NewScript(protocol.Script(4, consts+releaseSource), 4)
+}
+
+// constants is the Lua that sets the protocol's constants the acquire,
+// release and raise scripts read (STALE, protocol.Stale, and RETENTION,
+// the fencing counters' retention, in ms), put in front of them after the
+// prelude: a constant in the script's text costs nothing per call, an
+// argument costs the client its boxing and every node its parsing.
+func constants(retention time.Duration) string {
+	return fmt.Sprintf("local STALE, RETENTION = %d, %d\n", LineStale.Milliseconds(), retention.Milliseconds())
+}

@@ -15,7 +15,7 @@ import (
 // itself in the node's line (which costs a call to leave it). Instead, on
 // each node whose release is still on its way, the acquire script first
 // deletes the released lock, as the release would (the hand-off's "release
-// first", ARGV[8]): only a lock that still holds the released token, which
+// first", ARGV[7]): only a lock that still holds the released token, which
 // nobody owns any more, is deleted.
 type releasing struct {
 	mu    sync.Mutex
@@ -28,14 +28,20 @@ type releasing struct {
 type pendingRelease struct {
 	key, token string
 	pending    []atomic.Bool
-	tracked    bool // in byKey
-	finished   bool // every node answered: never tracked again
+	tracked    bool           // in byKey
+	finished   bool           // every node answered: never tracked again
+	buf        [8]atomic.Bool // pending's room up to 8 nodes: one allocation
 }
 
 // newPendingRelease returns the record of a release of token at key over
 // n nodes, every node pending, not tracked yet.
 func newPendingRelease(key, token string, n int) *pendingRelease {
-	p := &pendingRelease{key: key, token: token, pending: make([]atomic.Bool, n)}
+	p := &pendingRelease{key: key, token: token}
+	if n <= len(p.buf) {
+		p.pending = p.buf[:n]
+	} else {
+		p.pending = make([]atomic.Bool, n)
+	}
 	for i := range p.pending {
 		p.pending[i].Store(true)
 	}

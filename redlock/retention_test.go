@@ -60,7 +60,7 @@ func TestFencesIncreaseAcrossCounterLoss(t *testing.T) {
 			// Without the restart guard: this test is about the counters,
 			// and the guard would keep restarted nodes out for one TTL.
 			nodes, l, wait := startLocker(t, 5, Config{NodeTimeout: time.Second, Config: strategy.Config{TTL: 100 * time.Millisecond}, DisableRestartGuard: true})
-			l.t.retention = "100"
+			l.t.useRetention(100 * time.Millisecond)
 			ctx := context.Background()
 			var last uint64
 			for i := range 3 {

@@ -20,18 +20,58 @@ import (
 type technique struct {
 	nodes         []*node
 	s             settings
-	acquireScript *redis.Script // acquire.lua: SET NX PX and INCR of the fencing counter
-	raise         *redis.Script // raise.lua: the fencing write-back
-	release       *redis.Script // release.lua: compare-and-delete, notice to the line's head
-	abandon       *redis.Script // abandon.lua: a waiter leaves the line
-	extend        *redis.Script
+	acquireScript *engine.Script // acquire.lua: SET NX PX and INCR of the fencing counter
+	raise         *engine.Script // raise.lua: the fencing write-back
+	release       *engine.Script // release.lua: compare-and-delete, notice to the line's head
+	abandon       *engine.Script // abandon.lua: a waiter leaves the line
+	extend        *engine.Script
 	clock         clock
 	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
 	bg            tracker      // background node goroutines (Locker.Wait)
 	late          lateRounds   // won acquire rounds still waiting for nodes
 	releasing     releasing    // successful releases still waiting for nodes
-	retention     string       // protocol.FenceRetention in ms, formatted once; tests shorten it
 	getname       []any        // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
+	// What every attempt of the Locker passes, boxed once (setLocker): the
+	// fast path allocates as little as it can.
+	ttl    time.Duration
+	ttlMs  any    // ttl in ms
+	locker string // the Locker's name (engine.Locker.ID)
+	id     any    // locker
+}
+
+// setLocker tells the technique its Locker's TTL and name, so that the
+// attempts that pass them do not box them anew.
+func (t *technique) setLocker(ttl time.Duration, locker string) {
+	t.ttl, t.ttlMs, t.locker, t.id = ttl, ttl.Milliseconds(), locker, locker
+}
+
+// lockerArg is the Locker name locker, as an argument.
+func (t *technique) lockerArg(locker string) any {
+	if locker == t.locker && t.id != nil {
+		return t.id
+	}
+	return locker
+}
+
+// ttlArg is ttl in ms, as an argument.
+func (t *technique) ttlArg(ttl time.Duration) any {
+	if ttl == t.ttl && t.ttlMs != nil {
+		return t.ttlMs
+	}
+	return ttl.Milliseconds()
+}
+
+// keysOf is the keys of the lock key, as the acquire and release scripts
+// take them (protocol.Keys.All).
+func keysOf(key string) []any { return protocol.KeysOf(key).All() }
+
+// heldKeys is the keys of the lock h holds, boxed once at its acquire, or
+// built anew for a lock that came without them (handed off or taken back).
+func heldKeys(h engine.Held) []any {
+	if len(h.Keys) == 4 {
+		return h.Keys
+	}
+	return keysOf(h.Key)
 }
 
 // Acquire runs the acquire script (SET NX PX, and INCR of the key's
@@ -61,27 +101,31 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
-	keys := protocol.KeysOf(a.Key).All()
-	ms := a.TTL.Milliseconds()
 	waits := "0"
 	if a.Waits {
 		waits = "1"
 	}
-	ticket, member := a.Arrived.UnixMicro(), lineMember(a)
-	channel := engine.ReleaseChannel(a.Key)
 	var prevLate *round // the round that took prev, if it still waits for nodes
 	if prev != "" {
 		prevLate = t.late.lookup(prev)
 	}
-	// The request, built once for every node (read-only from here on).
-	kv := scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, prev, channel, t.retention)
+	// The request, built once for every node (read-only from here on): a
+	// lock to release first is the last, optional, argument.
+	k := protocol.KeysOf(a.Key)
+	kv := append(t.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
+		a.Token, t.ttlArg(a.TTL), a.Waiter, waits, a.Arrived.UnixMicro(), t.lockerArg(a.Locker))
+	keys := kv[2:6:6] // boxed once, for the lease's Release and Extend
+	if prev != "" {
+		kv = append(kv, prev)
+	}
 	// A release of ours that succeeded may still be on its way to some
 	// nodes: there, delete its lock first (see releasing).
 	var pending *pendingRelease
 	var kvPending []any
 	if prev == "" {
 		if pending = t.releasing.lookup(a.Key); pending != nil {
-			kvPending = scriptArgs(t.acquireScript, keys, a.Token, ms, a.Waiter, waits, ticket, LineStale.Milliseconds(), member, pending.token, channel, t.retention)
+			// In kv's spare room: kv itself stays as it is.
+			kvPending = append(kv, pending.token)
 		}
 	}
 	set := func(ctx context.Context, n *node, c redis.Conn) answer {
@@ -96,16 +140,17 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
-			t.releaseOn(ctx, n, c, a.Key, prev)
+			t.releaseOn(ctx, n, c, keys, prev)
 		}
 		return v
 	}
-	var requeue []any // a waiter's place in line, restored by the undo
-	if a.Waits {
-		requeue = []any{ticket, member}
-	}
 	undo := func(ctx context.Context, n *node, c redis.Conn) {
-		t.releaseOn(ctx, n, c, a.Key, a.Token, requeue...)
+		if a.Waits {
+			// A waiter's place in line, which its SET took it out of.
+			t.releaseOn(ctx, n, c, keys, a.Token, a.Arrived.UnixMicro(), lineMember(a))
+			return
+		}
+		t.releaseOn(ctx, n, c, keys, a.Token)
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
 	tl := newTally(len(t.nodes), t.s.quorum)
@@ -125,7 +170,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	var fence uint64
 	if cause == nil && tl.won() {
-		fence, cause = t.fence(ctx, a, &tl, validity)
+		fence, cause = t.fence(ctx, a, keys, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
 			return engine.Acquired{}, handing{r, tl}, cause
@@ -152,7 +197,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	t.late.track(a.Key, a.Token, r, len(t.nodes))
 	r.decide(false)
-	return engine.Acquired{Fence: fence, Validity: validity}, handing{r, tl}, nil
+	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
 }
 
 // acquireVote turns an acquire script's reply into a vote, applying the
@@ -162,7 +207,7 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 		// The SET may have run before the failure: release it if the round fails.
 		return answer{vote: voteFailed, err: err, mayHold: true}
 	}
-	v, ok := threeInts(reply)
+	v, ok := acquireReply(reply)
 	if !ok {
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
@@ -202,6 +247,16 @@ func prevOf(released int64) prevState {
 	return prevAbsent
 }
 
+// acquireReply reads an acquire script's reply as {status, n, released}:
+// the fencing counter alone (the uncontended path's reply) is {1, counter,
+// 0}.
+func acquireReply(reply any) ([3]int64, bool) {
+	if f, ok := reply.(int64); ok {
+		return [3]int64{1, f, 0}, true
+	}
+	return threeInts(reply)
+}
+
 // threeInts reads a reply of three integers without allocating more.
 func threeInts(reply any) ([3]int64, bool) {
 	var out [3]int64
@@ -233,8 +288,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		return fmt.Errorf("release: %w", err)
 	}
 	late := t.late.lookup(h.Value)
-	k := protocol.KeysOf(h.Key)
-	kv := scriptArgs(t.release, []any{k.Lock, k.Line, k.Seen}, h.Value, h.Channel())
+	kv := append(append(t.release.Args(5), heldKeys(h)...), h.Value)
 	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, n *node, c redis.Conn) answer {
 		defer pending.answered(n.index)
@@ -250,7 +304,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		}
 		return a
 	}
-	r := t.fanOutThen(ctx, t.nodes, del, nil, func() { t.releasing.finish(pending) })
+	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
 	tl, cause := t.collect(ctx, r, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
 		// The lease is spent: an acquire of ours may delete its lock on
@@ -280,7 +334,8 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	start := time.Now()
 	t.noteTTL(ttl)
 	ms := ttl.Milliseconds()
-	kv := scriptArgs(t.extend, []any{h.Key}, h.Value, ms)
+	key := heldKeys(h)[0] // the lock, boxed at acquire
+	kv := append(t.extend.Args(3), key, h.Value, ms)
 	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
 		a := compareVote(t.evalArgs(ctx, n, c, t.extend, kv))
 		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
@@ -306,18 +361,17 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 
 // releaseOn deletes the lock on one node if it still holds token, over c
 // when it is usable, else over a new connection (unless the node's breaker
-// skips it). It takes back a failed attempt: requeue, when given (the
-// waiter's ticket and line member), puts the waiter back in the node's line,
-// which the attempt's SET took it out of; then the head of the line, whose
-// turn it may now be, is told. Errors are dropped: it runs in the
-// background after an acquire failed, and the lock expires at its TTL
-// anyway.
-func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, token string, requeue ...any) {
-	k := protocol.KeysOf(key)
-	keys := []any{k.Lock, k.Line, k.Seen}
-	args := append([]any{token, engine.ReleaseChannel(key), LineStale.Milliseconds()}, requeue...)
+// skips it); keys are the lock's (keysOf). It takes back a failed attempt:
+// requeue, when given (the waiter's ticket and line member), puts the
+// waiter back in the node's line, which the attempt's SET took it out of;
+// then the head of the line, whose turn it may now be, is told. Errors are
+// dropped: it runs in the background after an acquire failed, and the lock
+// expires at its TTL anyway.
+func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, keys []any, token string, requeue ...any) {
+	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
+	kv = append(kv, requeue...)
 	if c != nil {
-		_, _ = t.evalScript(ctx, n, c, t.release, keys, args...)
+		_, _ = t.evalArgs(ctx, n, c, t.release, kv)
 		return
 	}
 	ok, probe := n.br.admit()
@@ -325,37 +379,30 @@ func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, key, t
 		return
 	}
 	release := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.release, keys, args...))
+		return compareVote(t.evalArgs(ctx, n, c, t.release, kv))
 	}
 	if c, _ := t.call(ctx, n, probe, release); c != nil {
 		c.Close()
 	}
 }
 
-// evalScript runs script s, whose keys are keys, with EVALSHA through
-// exchange, and once more with EVAL when the node does not have it cached
-// (NOSCRIPT).
-func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *redis.Script, keys []any, args ...any) (any, error) {
-	return t.evalArgs(ctx, n, c, s, scriptArgs(s, keys, args...))
+// evalScript runs script s with keys and args (EVALSHA, see evalArgs).
+func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *engine.Script, keys []any, args ...any) (any, error) {
+	kv := append(append(s.Args(len(keys)+len(args)), keys...), args...)
+	return t.evalArgs(ctx, n, c, s, kv)
 }
 
-// scriptArgs builds the arguments of EVALSHA for script s once, so that
-// every node of a round sends the same slice: s's hash, the number of
-// keys, keys and args. Nothing may change it afterwards.
-func scriptArgs(s *redis.Script, keys []any, args ...any) []any {
-	kv := make([]any, 0, 2+len(keys)+len(args))
-	kv = append(kv, s.Hash(), len(keys))
-	kv = append(kv, keys...)
-	return append(kv, args...)
-}
-
-// evalArgs is evalScript with the arguments scriptArgs built.
-func (t *technique) evalArgs(ctx context.Context, n *node, c redis.Conn, s *redis.Script, kv []any) (any, error) {
+// evalArgs runs script s with EVALSHA through exchange, and once more
+// with EVAL when the node does not have it cached (NOSCRIPT). kv is the
+// whole argument list, built once per round with s.Args (s's hash, the
+// number of keys, the keys and the arguments), that every node of the
+// round sends: nothing may change it afterwards.
+func (t *technique) evalArgs(ctx context.Context, n *node, c redis.Conn, s *engine.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
 		// EVAL loads the script as it runs it (redigo's Script.Do would
 		// try EVALSHA once more first).
-		if err := s.Send(c, kv[2:]...); err != nil {
+		if err := s.Redis().Send(c, kv[2:]...); err != nil {
 			return nil, err
 		}
 		replies, err := redis.Values(do(ctx, c, ""))

@@ -1,0 +1,67 @@
+package redlock
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// TestAcquireScriptReplies runs the acquire script on one node as a round
+// sends it (the lock's four keys and six arguments, a seventh only to
+// release first) and checks its replies: the counter alone on the
+// uncontended path, {1, counter, 1} when it released the lock to release
+// first, and {0, pttl, 0} when someone else holds the lock.
+func TestAcquireScriptReplies(t *testing.T) {
+	nodes, l, _ := startLocker(t, 1, Config{Config: strategy.Config{TTL: 10 * time.Second}})
+	tq := l.t
+	rkey := protocol.LockKey("lock:", "k")
+	k := protocol.KeysOf(rkey)
+	run := func(t *testing.T, token string, prev ...any) any {
+		t.Helper()
+		c := nodes[0].Pool().Get()
+		defer c.Close()
+		kv := append(tq.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
+			token, int64(10000), token, "0", time.Now().UnixMicro(), "locker")
+		kv = append(kv, prev...)
+		reply, err := tq.evalArgs(context.Background(), tq.nodes[0], c, tq.acquireScript, kv)
+		if err != nil {
+			t.Fatalf("acquire script = %v, want a reply", err)
+		}
+		return reply
+	}
+	var first int64
+	t.Run("uncontended", func(t *testing.T) {
+		reply := run(t, "a")
+		f, ok := reply.(int64)
+		if !ok || f <= 0 {
+			t.Fatalf("acquire script replied %#v, want the fencing counter alone", reply)
+		}
+		first = f
+	})
+	t.Run("release first", func(t *testing.T) {
+		reply := run(t, "b", "a")
+		v, ok := threeInts(reply)
+		if !ok || v != [3]int64{1, first + 1, 1} {
+			t.Fatalf("acquire script replied %#v, want [1 %d 1]", reply, first+1)
+		}
+	})
+	t.Run("release first, not held", func(t *testing.T) {
+		if _, err := nodes[0].Do("DEL", rkey); err != nil {
+			t.Fatalf("DEL = %v", err)
+		}
+		reply := run(t, "c", "a")
+		if f, ok := reply.(int64); !ok || f != first+2 {
+			t.Fatalf("acquire script replied %#v, want the fencing counter %d alone", reply, first+2)
+		}
+	})
+	t.Run("held", func(t *testing.T) {
+		reply := run(t, "d")
+		v, ok := threeInts(reply)
+		if !ok || v[0] != 0 || v[1] <= 0 || v[2] != 0 {
+			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0]", reply)
+		}
+	})
+}
