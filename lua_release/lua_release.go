@@ -40,7 +40,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	if err != nil {
 		return nil, err
 	}
-	t.setLocker(e.Config().TTL, e.ID())
+	t.args.Set(e.Config().TTL, e.ID())
 	return &Locker{e: e}, nil
 }
 
@@ -142,42 +142,15 @@ type technique struct {
 	abandon *redis.Script
 	release *engine.Script
 	extend  *redis.Script
-	// What every attempt of the Locker passes, boxed once (setLocker): the
-	// fast path allocates as little as it can.
-	ttl    time.Duration
-	ttlMs  any    // ttl in ms
-	locker string // the Locker's name (engine.Locker.ID)
-	id     any    // locker
-}
-
-// setLocker tells the technique its Locker's TTL and name, so that the
-// attempts that pass them do not box them anew.
-func (t *technique) setLocker(ttl time.Duration, locker string) {
-	t.ttl, t.ttlMs, t.locker, t.id = ttl, ttl.Milliseconds(), locker, locker
-}
-
-// lockerArg is the Locker name locker, as an argument.
-func (t *technique) lockerArg(locker string) any {
-	if locker == t.locker && t.id != nil {
-		return t.id
-	}
-	return locker
-}
-
-// ttlArg is a's TTL in ms, as an argument.
-func (t *technique) ttlArg(ttl time.Duration) any {
-	if ttl == t.ttl && t.ttlMs != nil {
-		return t.ttlMs
-	}
-	return ttl.Milliseconds()
+	args    engine.LockerArgs // the Locker's TTL and name, boxed once
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	k := protocol.KeysOf(a.Key)
 	args := t.acquire.Args(8)
-	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.ttlArg(a.TTL))
+	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.args.TTL(a.TTL))
 	if a.Waits { // a TryLock joins no line, and sends neither
-		args = append(args, t.lockerArg(a.Locker))
+		args = append(args, t.args.Locker(a.Locker))
 		if !waiterOfToken(a.Token, a.Waiter) {
 			args = append(args, a.Waiter)
 		}

@@ -75,7 +75,7 @@ func (t *technique) writeBack(ctx context.Context, keys []any, token string, ttl
 	for i, idx := range behind {
 		nodes[i] = t.nodes[idx]
 	}
-	kv := append(append(t.raise.Args(5), keys[:2]...), token, strconv.FormatInt(f, 10), t.ttlArg(ttl))
+	kv := append(append(t.raise.Args(5), keys[:2]...), token, strconv.FormatInt(f, 10), t.args.TTL(ttl))
 	raise := func(ctx context.Context, n *node, c redis.Conn) answer {
 		a := compareVote(t.evalArgs(ctx, n, c, t.raise, kv))
 		if a.vote == voteNo {

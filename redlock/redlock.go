@@ -71,7 +71,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		return nil, err
 	}
 	cfg.Config = e.Config()
-	t.setLocker(cfg.Config.TTL, e.ID())
+	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
 	return &Locker{e: e, t: t, cfg: cfg}, nil
 }

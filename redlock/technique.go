@@ -26,39 +26,12 @@ type technique struct {
 	abandon       *engine.Script // abandon.lua: a waiter leaves the line
 	extend        *engine.Script
 	clock         clock
-	maxTTL        atomic.Int64 // the longest TTL asked for, in ns (restart guard)
-	bg            tracker      // background node goroutines (Locker.Wait)
-	late          lateRounds   // won acquire rounds still waiting for nodes
-	releasing     releasing    // successful releases still waiting for nodes
-	getname       []any        // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
-	// What every attempt of the Locker passes, boxed once (setLocker): the
-	// fast path allocates as little as it can.
-	ttl    time.Duration
-	ttlMs  any    // ttl in ms
-	locker string // the Locker's name (engine.Locker.ID)
-	id     any    // locker
-}
-
-// setLocker tells the technique its Locker's TTL and name, so that the
-// attempts that pass them do not box them anew.
-func (t *technique) setLocker(ttl time.Duration, locker string) {
-	t.ttl, t.ttlMs, t.locker, t.id = ttl, ttl.Milliseconds(), locker, locker
-}
-
-// lockerArg is the Locker name locker, as an argument.
-func (t *technique) lockerArg(locker string) any {
-	if locker == t.locker && t.id != nil {
-		return t.id
-	}
-	return locker
-}
-
-// ttlArg is ttl in ms, as an argument.
-func (t *technique) ttlArg(ttl time.Duration) any {
-	if ttl == t.ttl && t.ttlMs != nil {
-		return t.ttlMs
-	}
-	return ttl.Milliseconds()
+	maxTTL        atomic.Int64      // the longest TTL asked for, in ns (restart guard)
+	bg            tracker           // background node goroutines (Locker.Wait)
+	late          lateRounds        // won acquire rounds still waiting for nodes
+	releasing     releasing         // successful releases still waiting for nodes
+	getname       []any             // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
+	args          engine.LockerArgs // the Locker's TTL and name, boxed once
 }
 
 // keysOf is the keys of the lock key, as the acquire and release scripts
@@ -113,7 +86,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	// lock to release first is the last, optional, argument.
 	k := protocol.KeysOf(a.Key)
 	kv := append(t.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
-		a.Token, t.ttlArg(a.TTL), a.Waiter, waits, a.Arrived.UnixMicro(), t.lockerArg(a.Locker))
+		a.Token, t.args.TTL(a.TTL), a.Waiter, waits, a.Arrived.UnixMicro(), t.args.Locker(a.Locker))
 	keys := kv[2:6:6] // boxed once, for the lease's Release and Extend
 	if prev != "" {
 		kv = append(kv, prev)
