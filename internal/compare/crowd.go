@@ -82,7 +82,9 @@ func writeCrowds(w io.Writer, rep *Report) {
 	for _, t := range rep.Techniques {
 		for _, c := range t.Crowds {
 			if c.Unfinished != "" {
-				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\t\t\t\t\t\n", t.Name, c.Contenders, measureBound)
+				// The text after the last tab is no column's cell, so it
+				// does not widen the util column.
+				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\n", t.Name, c.Contenders, measureBound)
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, c.Contenders, strings.Join(c.fields(), "\t"))

@@ -28,6 +28,17 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 			t.Errorf("writeCrowds() =\n%s\nwant a row %q", out, want)
 		}
 	}
+	// The unfinished row's text is no cell of the util column, so it does
+	// not widen it: the head's "wait p50" follows "util" and its padding.
+	var head string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "technique") {
+			head = l
+		}
+	}
+	if gap := strings.Index(head, "wait p50") - strings.Index(head, "util"); gap != len("util")+2 {
+		t.Errorf("writeCrowds() =\n%s\nwant the util column %d wide (its head and padding), got %d", out, len("util")+2, gap)
+	}
 	root := writeParsed(t, rep)
 	tables := root.find(hasClass("table", "crowds"))
 	if len(tables) != 1 {
