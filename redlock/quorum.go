@@ -190,3 +190,78 @@ var (
 	// no validity (see Config.DriftFactor).
 	errValidity = errors.New("quorum reached after the lock's validity ran out")
 )
+
+// acquireVote turns an acquire script's reply into a vote, applying the
+// restart guard.
+func (t *technique) acquireVote(n *node, reply any, err error) answer {
+	if err != nil {
+		// The SET may have run before the failure: release it if the round fails.
+		return answer{vote: voteFailed, err: err, mayHold: true}
+	}
+	v, ok := acquireReply(reply)
+	if !ok {
+		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
+	}
+	switch v[0] {
+	case 1:
+	case 0, 2:
+		var remaining time.Duration
+		if v[1] >= 0 { // -1: the holder's key has no expiry
+			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
+		}
+		if v[0] == 2 {
+			// A token of this Lock call the script does not take over:
+			// this attempt's own, left by its undo racing it (its release
+			// runs within NodeTimeout or so, and publishes no notice), a
+			// later attempt's (this request came late: the round is
+			// decided already) or a hand-off's. An earlier attempt's token
+			// is taken over by the script.
+			if remaining == 0 || remaining > t.s.nodeTimeout {
+				remaining = t.s.nodeTimeout
+			}
+		}
+		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2])}
+	default:
+		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
+	}
+	if t.s.guard && n.excluded(t.clock.now()) {
+		return answer{vote: voteExcluded, err: errRestarted, mayHold: true, prev: prevOf(v[2])}
+	}
+	return answer{vote: voteYes, mayHold: true, counter: v[1], prev: prevOf(v[2])}
+}
+
+// prevOf reads the acquire script's "released" flag.
+func prevOf(released int64) prevState {
+	if released == 1 {
+		return prevDeleted
+	}
+	return prevAbsent
+}
+
+// acquireReply reads an acquire script's reply as {status, n, released}:
+// the fencing counter alone (the uncontended path's reply) is {1, counter,
+// 0}.
+func acquireReply(reply any) ([3]int64, bool) {
+	if f, ok := reply.(int64); ok {
+		return [3]int64{1, f, 0}, true
+	}
+	return threeInts(reply)
+}
+
+// threeInts reads a reply of three integers without allocating more.
+func threeInts(reply any) ([3]int64, bool) {
+	var out [3]int64
+	v, ok := reply.([]any)
+	if !ok || len(v) != len(out) {
+		return out, false
+	}
+	for i, x := range v {
+		if out[i], ok = x.(int64); !ok {
+			return out, false
+		}
+	}
+	return out, true
+}
+
+// errRestarted explains an excluded vote.
+var errRestarted = errors.New("node restarted recently; the restart guard leaves it out of quorums for one TTL")
