@@ -12,7 +12,8 @@ import (
 
 // ownerSafeRelease: A starts to release and is stopped inside its release
 // (white-box) or simply late (black-box); its lock expires and B takes it;
-// then A's release goes on. If C can then take the lock while B still
+// then, once A's lease has run out by its own Deadline too, A's release
+// goes on. If C can then take the lock while B still
 // believes it holds, A's stale release removed B's lock. On a technique
 // whose lock never expires, another client's DEL frees A's lock instead
 // (freeForever).
@@ -50,6 +51,19 @@ func ownerSafeRelease(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	tB := time.Now()
+	if expires(l.Properties()) {
+		// A resumes once its own lease has run out too, by its Deadline:
+		// the stale holder of the articles. Redis can free the key a
+		// moment before that Deadline by the client's clock (the key's
+		// expiry is the server's, in ms), and a release that still came in
+		// time by A's clock would tell another story.
+		select {
+		case <-time.After(time.Until(a.Deadline())):
+		case <-ctx.Done():
+			fail(r, "wait for A's deadline", ctx.Err())
+			return
+		}
+	}
 	errA := resumeA()
 	c, err := probe(ctxC, l, "stale")
 	switch {
