@@ -106,19 +106,26 @@ func (s *Lease) observeRelease(ctx context.Context, err error, passedOn bool) {
 	now := time.Now()
 	token, deadline, held := s.Token(), s.Deadline(), s.held()
 	if notHeld || now.After(deadline) {
-		e := strategy.LostEvent{
-			Technique: s.l.props.Name, Op: strategy.OpUnlock, Key: s.key, Token: token, Fence: s.fence,
-			Reason: strategy.LostDeadlinePassed, Held: held, Late: max(now.Sub(deadline), 0),
-		}
-		if notHeld {
-			e.Reason, e.Err = strategy.LostNotHeld, s.l.opError("unlock", s.key, err)
-		}
-		o.Lost(ctx, e)
+		s.observeLost(ctx, strategy.OpUnlock, token, held, now.Sub(deadline), notHeld, err)
 	}
 	o.Released(ctx, strategy.ReleasedEvent{
 		Technique: s.l.props.Name, Key: s.key, Token: token, Fence: s.fence,
 		Held: held, NotHeld: notHeld, PassedOn: passedOn,
 	})
+}
+
+// observeLost reports that op (strategy.OpUnlock or OpExtend) found the
+// lease lost: not held (err, which wraps strategy.ErrNotHeld, goes into the
+// event as the call returns it), or late after the Deadline passed.
+func (s *Lease) observeLost(ctx context.Context, op, token string, held, late time.Duration, notHeld bool, err error) {
+	e := strategy.LostEvent{
+		Technique: s.l.props.Name, Op: op, Key: s.key, Token: token, Fence: s.fence,
+		Reason: strategy.LostDeadlinePassed, Held: held, Late: max(late, 0),
+	}
+	if notHeld {
+		e.Reason, e.Err = strategy.LostNotHeld, s.l.opError(op, s.key, err)
+	}
+	s.l.cfg.Observer.Lost(ctx, e)
 }
 
 // observeExtend reports an Extend that was sent at start, when the lease's
@@ -132,14 +139,7 @@ func (s *Lease) observeExtend(ctx context.Context, start, before time.Time, ttl 
 	o := s.l.cfg.Observer
 	token, deadline, held := s.Token(), s.Deadline(), s.held()
 	if notHeld || start.After(before) {
-		e := strategy.LostEvent{
-			Technique: s.l.props.Name, Op: strategy.OpExtend, Key: s.key, Token: token, Fence: s.fence,
-			Reason: strategy.LostDeadlinePassed, Held: held, Late: max(start.Sub(before), 0),
-		}
-		if notHeld {
-			e.Reason, e.Err = strategy.LostNotHeld, s.l.opError("extend", s.key, err)
-		}
-		o.Lost(ctx, e)
+		s.observeLost(ctx, strategy.OpExtend, token, held, start.Sub(before), notHeld, err)
 	}
 	if notHeld {
 		return
