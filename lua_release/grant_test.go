@@ -103,13 +103,21 @@ func waitLastSeen(t *testing.T, node *redistest.Node, lo, hi time.Duration) {
 // releaseToWaiter: A holds "k" (TTL 1 min); B, in another Locker with the
 // Retry policy retry, calls Lock and waits in the key's line; A releases
 // once B joined the line, subscribed to its notices and ready (if not nil)
-// returned. It returns A's spent lease and
-// B's lease, which B must get within 5s; B's lease is released when the
-// test ends.
+// returned (handOver). It returns A's spent lease and B's lease.
 func releaseToWaiter(ctx context.Context, t *testing.T, node *redistest.Node, retry strategy.Retry, ready func()) (a, b strategy.Lease) {
 	t.Helper()
 	la := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
 	lb := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: retry})
+	return handOver(ctx, t, node, la, lb, ready)
+}
+
+// handOver: A, through la, locks "k"; B, through lb (another Locker),
+// calls Lock and waits in the key's line; A releases once B joined the
+// line, subscribed to its notices and ready (if not nil) returned. It
+// returns A's spent lease and B's lease, which B must get within 5s; B's
+// lease is released when the test ends.
+func handOver(ctx context.Context, t *testing.T, node *redistest.Node, la, lb strategy.Locker, ready func()) (a, b strategy.Lease) {
+	t.Helper()
 	a, err := la.Lock(ctx, "k")
 	if err != nil {
 		t.Fatalf("A Lock() = %v, want nil", err)

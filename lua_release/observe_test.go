@@ -207,22 +207,7 @@ func TestObserverHandOff(t *testing.T) {
 	defer cancel()
 	la, arec := observed(t, node.Pool(), strategy.Config{TTL: time.Minute})
 	lb, brec := observed(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: strategy.Fixed(5 * time.Millisecond)})
-	a, err := la.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("A Lock() = %v, want nil", err)
-	}
-	bDone := lockLease(ctx, lb, "k")
-	waitInLine(t, node, lineK, 1)
-	waitSubscribed(t, node, inboxK+":")
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("A Unlock() = %v, want nil", err)
-	}
-	b := waitLease(t, bDone, 5*time.Second, "B waits in line when A releases")
-	defer func() {
-		if err := b.Unlock(context.Background()); err != nil {
-			t.Errorf("B Unlock() = %v, want nil", err)
-		}
-	}()
+	a, b := handOver(ctx, t, node, la, lb, nil)
 	wantKinds(t, "A", arec.Events(), "acquired released")
 	if r := arec.Events()[1].Released; r.PassedOn || r.NotHeld {
 		t.Errorf("A Released = %+v, want not passed on, held", r)

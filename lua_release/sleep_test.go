@@ -26,29 +26,15 @@ func TestListeningWaiterSleeps(t *testing.T) {
 	holder := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
 	counted := bench.Count(node.Pool())
 	waiter := newLocker(t, counted, strategy.Config{TTL: time.Minute})
-	lease, err := holder.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("holder Lock() = %v, want nil", err)
-	}
-	done := lockLease(ctx, waiter, "k")
-	waitInLine(t, node, lineK, 1)
-	waitSubscribed(t, node, inboxK+":")
-	time.Sleep(luarelease.LineStale / 2) // the attempts right after subscribing are over
-	before := counted.Trips()
-	hold := 2 * luarelease.LineStale
-	time.Sleep(hold)
-	// One keep-place attempt per LineStale/2, and one of slack for a timer
-	// that fired early; a waiter that polls makes dozens.
-	if got, most := counted.Trips()-before, int64(hold/(luarelease.LineStale/2))+1; got > most {
-		t.Errorf("waiter made %d round trips in %v while listening, want at most %d (one per LineStale/2)", got, hold, most)
-	}
-	if err := lease.Unlock(ctx); err != nil {
-		t.Fatalf("holder Unlock() = %v, want nil", err)
-	}
-	b := waitLease(t, done, 5*time.Second, "handed the lock by the release")
-	t.Cleanup(func() {
-		if err := b.Unlock(context.Background()); err != nil {
-			t.Errorf("waiter Unlock() = %v, want nil", err)
+	_, b := handOver(ctx, t, node, holder, waiter, func() {
+		time.Sleep(luarelease.LineStale / 2) // the attempts right after subscribing are over
+		before := counted.Trips()
+		hold := 2 * luarelease.LineStale
+		time.Sleep(hold)
+		// One keep-place attempt per LineStale/2, and one of slack for a
+		// timer that fired early; a waiter that polls makes dozens.
+		if got, most := counted.Trips()-before, int64(hold/(luarelease.LineStale/2))+1; got > most {
+			t.Errorf("waiter made %d round trips in %v while listening, want at most %d (one per LineStale/2)", got, hold, most)
 		}
 	})
 	if tok := b.Token(); strings.Contains(tok, ".") {
