@@ -33,33 +33,41 @@ type Settings struct {
 	Workload bench.Workload `json:"workload"`             // the contended run
 	Pairs    int            `json:"trip_pairs"`           // pairs counted for round trips
 	Crowds   []int          `json:"contenders,omitempty"` // many-contenders runs, by number of contenders
+	// Rounds is -rounds when more than 1: the uncontended measurements
+	// per row, in interleaved rounds (see RoundSpeed). 0 for the default,
+	// the one measurement of each row's steps.
+	Rounds int `json:"rounds,omitempty"`
 }
 
 // Technique is one technique's verdicts and measurements. A measurement
 // that could not complete is nil, with the reason in Errors.
 type Technique struct {
-	Name       string                `json:"name"`
-	Nodes      int                   `json:"nodes"`
-	Properties *strategy.Properties  `json:"properties,omitempty"`
-	Results    []strategytest.Result `json:"results"`
-	Speed      *bench.Speed          `json:"speed,omitempty"`
-	Cost       *Cost                 `json:"cost,omitempty"`        // of the uncontended pairs
-	Frozen     *bench.Speed          `json:"frozen_node,omitempty"` // uncontended, one node frozen (multi-node, managed nodes only)
-	Trips      *bench.Trips          `json:"round_trips,omitempty"`
-	Apart      *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
-	Shared     *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
-	Crowds     []Crowd               `json:"contenders,omitempty"`       // many contenders, a Locker each
-	Errors     []string              `json:"errors,omitempty"`
+	Name        string                `json:"name"`
+	Nodes       int                   `json:"nodes"`
+	Properties  *strategy.Properties  `json:"properties,omitempty"`
+	Results     []strategytest.Result `json:"results"`
+	Speed       *bench.Speed          `json:"speed,omitempty"`        // round 1's, with -rounds
+	Cost        *Cost                 `json:"cost,omitempty"`         // of the uncontended pairs
+	SpeedRounds []RoundSpeed          `json:"speed_rounds,omitempty"` // with -rounds: every round that succeeded, Speed's first
+	Frozen      *bench.Speed          `json:"frozen_node,omitempty"`  // uncontended, one node frozen (multi-node, managed nodes only)
+	Trips       *bench.Trips          `json:"round_trips,omitempty"`
+	Apart       *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
+	Shared      *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
+	Crowds      []Crowd               `json:"contenders,omitempty"`       // many contenders, a Locker each
+	Errors      []string              `json:"errors,omitempty"`
 }
 
 // Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured
 // at the start of the run and again at the end, so that a passing load on
 // the machine does not lower the ceiling. Speed is the faster of Runs.
+// With -rounds, Rounds holds the ceiling of every round that succeeded:
+// round 1's is Speed, and each further round measures it again first.
 type Raw struct {
-	Speed *bench.Speed  `json:"speed,omitempty"`
-	Cost  *Cost         `json:"cost,omitempty"` // of the run in Speed
-	Runs  []bench.Speed `json:"runs,omitempty"`
-	Error string        `json:"error,omitempty"`
+	Speed  *bench.Speed  `json:"speed,omitempty"`
+	Cost   *Cost         `json:"cost,omitempty"` // of the run in Speed
+	Runs   []bench.Speed `json:"runs,omitempty"`
+	Rounds []RoundSpeed  `json:"rounds,omitempty"`
+	Error  string        `json:"error,omitempty"`
 }
 
 // add records one measurement of the ceiling and its cost.
@@ -121,6 +129,9 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 			Workload: cfg.workload, Pairs: cfg.pairs, Crowds: cfg.crowds,
 		},
 	}
+	if cfg.rounds > 1 {
+		rep.Settings.Rounds = cfg.rounds
+	}
 	defer func() { rep.Elapsed = time.Since(rep.Started) }()
 	where := "fresh Redis nodes from the harness"
 	if len(cfg.addrs) > 0 {
@@ -141,7 +152,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 			return
 		}
 		rep.Raw.add(speed, cost)
-		fmt.Fprintf(progress, "  %-20s %s ops/s, pair p50 %s ms, p99 %s ms%s\n", "uncontended", opsText(speed.OpsPerSec), msText(speed.Pair.P50), msText(speed.Pair.P99), costText(cost))
+		fmt.Fprintf(progress, "  %-20s %s\n", "uncontended", speedText(speed, cost))
 	}
 	ceiling()
 
@@ -168,6 +179,9 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 	}
 	if ctx.Err() == nil && rep.Raw.Error == "" {
 		ceiling()
+	}
+	if cfg.rounds > 1 {
+		measureRounds(ctx, cfg, rep, progress)
 	}
 	rep.Interrupted = ctx.Err() != nil
 	return rep

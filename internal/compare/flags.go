@@ -26,7 +26,12 @@ type config struct {
 	pairs      int   // sequential pairs counted for round trips
 	trace      bool  // -trace: the one scenario of techniques[0], printed as a timeline
 	crowds     []int // numbers of contenders of the many-contenders runs
+	rounds     int   // uncontended measurements per row, in interleaved rounds (1: the one of the steps)
 }
+
+// maxRounds bounds -rounds: each round measures every row for -bench on
+// fresh nodes, and past a score of rounds the medians move no more.
+const maxRounds = 20
 
 // errUsage marks a flag error that has already been reported with usage.
 var errUsage = errors.New("lockzoo: lockcompare: bad flags")
@@ -46,6 +51,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
 		crowds = fs.String("contenders", "8,32,128", "comma-separated numbers of contenders, each with a Locker of its own, for the many-contenders rows of CONTENDED (\"none\" for none)")
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
+		rounds = fs.Int("rounds", 1, fmt.Sprintf("`N` interleaved rounds of the uncontended measurement, 1 to %d: each further round measures the raw ceiling, then every technique, on fresh nodes, and SPEED shows medians and each row's per-round ratio to raw, which a machine whose speed drifts during the run skews less", maxRounds))
 		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)
 	fs.Usage = func() {
@@ -74,12 +80,16 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		workers:  *work,
 		workload: bench.DefaultWorkload(),
 		pairs:    50,
+		rounds:   *rounds,
 	}
 	if cfg.bench <= 0 {
 		return bad("-bench %v: want a positive duration", cfg.bench)
 	}
 	if cfg.workers < 1 {
 		return bad("-workers %d: want at least 1", cfg.workers)
+	}
+	if cfg.rounds < 1 || cfg.rounds > maxRounds {
+		return bad("-rounds %d: want 1 to %d", cfg.rounds, maxRounds)
 	}
 	var err error
 	if cfg.crowds, err = crowdsFlag(*crowds); err != nil {

@@ -107,6 +107,13 @@ func newHTMLView(rep *Report) htmlView {
 			"wait is from calling Lock to holding the lock (lower is better); hand-off is from one holder calling Unlock to the next one holding. "+
 			"Apart: each worker has its own Locker, like separate processes. Shared: the workers share one Locker.", st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
 	}
+	if rep.hasRounds() {
+		v.SpeedNote = fmt.Sprintf("%d goroutines, each locking and unlocking its own key for %v. The figures are the medians of %d interleaved rounds: round 1 is the run's own measurement, against the faster of the ceilings measured at the run's start and end (%s ops/s), "+
+			"and each further round measures the ceiling again (%s ops/s) and then every technique, each on fresh nodes, one right after the other. "+
+			"A row's share of raw is the median of its ratios to the ceiling of the same round, so that the machine's speed drifting during the run moves a row and its ceiling together; min–max is that ratio's least and greatest. "+
+			"The dashed line is the median of the ceiling, %s on one node: the most a single-node technique that checks the owner on release could do. Round trips are counted on the connections, per Lock and per Unlock.",
+			st.Workers, st.Bench, rep.Settings.Rounds, rawRunsText(rep.Raw), rawRoundsText(rep.Raw), RawName)
+	}
 	for _, s := range rep.Scenarios {
 		v.Headers = append(v.Headers, propertyHeader(rep, s))
 	}
@@ -189,31 +196,40 @@ func matrixHTML(r strategytest.Result) matrixCell {
 
 func num(text string) cell { return cell{Class: "num", Text: text} }
 
-// speedSection draws the uncontended chart and its table.
+// speedSection draws the uncontended chart and its table; with rounds,
+// the medians, and a column of the per-round ratio's spread.
 func speedSection(rep *Report) (chart, []cell, []row) {
-	head := []cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw"), num("pair p50 ms"), num("pair p99 ms"), num("Redis µs/pair"), num("allocs/pair"), num("round trips"), num("claimed")}
+	rounds := rep.hasRounds()
+	spread := func(c cell) []cell { return nil }
+	if rounds {
+		spread = func(c cell) []cell { return []cell{c} }
+	}
+	head := append([]cell{{Text: "technique"}, num("nodes"), num("ops/s"), num("of raw")}, spread(num("of raw min–max"))...)
+	head = append(head, num("pair p50 ms"), num("pair p99 ms"), num("Redis µs/pair"), num("allocs/pair"), num("round trips"), num("claimed"))
 	var rows []row
 	var ceiling *float64
-	if s := rep.Raw.Speed; s != nil {
-		ceiling = &s.OpsPerSec
-		us, allocs := costCells(rep.Raw.Cost)
-		rows = append(rows, row{Class: "raw", Cells: []cell{{Class: "name", Text: RawName}, num("1"), num(opsText(s.OpsPerSec)), num("100%"), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)), num(us), num(allocs), num("1+1"), num("1+1")}})
+	if raw := rep.rawFigures(); raw.measured {
+		ceiling = &raw.ops
+		us, allocs := costCells(raw.cost)
+		cells := append([]cell{{Class: "name", Text: RawName}, num("1"), num(opsText(raw.ops)), num("100%")}, spread(num(""))...)
+		rows = append(rows, row{Class: "raw", Cells: append(cells, num(msText(raw.pair.P50)), num(msText(raw.pair.P99)), num(us), num(allocs), num("1+1"), num("1+1"))})
 	}
 	var labels []string
 	ops := series{Name: "ops/s", Color: colorSpeed}
 	for _, t := range rep.Techniques {
 		labels = append(labels, t.Name)
 		cells := []cell{{Class: "name", Text: t.Name}, num(fmt.Sprint(t.Nodes))}
-		if s := t.Speed; s != nil {
-			ops.Values = append(ops.Values, s.OpsPerSec)
-			share := "-"
-			if ceiling != nil && *ceiling > 0 {
-				share = pctText(s.OpsPerSec / *ceiling)
-			}
-			cells = append(cells, num(opsText(s.OpsPerSec)), num(share), num(msText(s.Pair.P50)), num(msText(s.Pair.P99)))
+		f := rep.techniqueFigures(t)
+		if f.measured {
+			ops.Values = append(ops.Values, f.ops)
+			cells = append(cells, num(opsText(f.ops)), num(f.shareText()))
+			cells = append(cells, spread(num(f.spreadText()))...)
+			cells = append(cells, num(msText(f.pair.P50)), num(msText(f.pair.P99)))
 		} else {
 			ops.Values = append(ops.Values, math.NaN())
-			cells = append(cells, num("-"), num("-"), num("-"), num("-"))
+			cells = append(cells, num("-"), num("-"))
+			cells = append(cells, spread(num("-"))...)
+			cells = append(cells, num("-"), num("-"))
 		}
 		trips, claimed := "-", "-"
 		if t.Trips != nil {
@@ -222,14 +238,18 @@ func speedSection(rep *Report) (chart, []cell, []row) {
 		if p := t.Properties; p != nil {
 			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
 		}
-		us, allocs := costCells(t.Cost)
+		us, allocs := costCells(f.cost)
 		rows = append(rows, row{Cells: append(cells, num(us), num(allocs), num(trips), num(claimed))})
 	}
 	refText := ""
 	if ceiling != nil {
 		refText = "raw ceiling " + opsText(*ceiling) + " ops/s"
 	}
-	p := hbars(0, 0, 960, "Uncontended Lock+Unlock pairs per second", "higher is better", labels, []series{ops}, 0, opsText, ceiling, refText)
+	title := "Uncontended Lock+Unlock pairs per second"
+	if rounds {
+		title += fmt.Sprintf(", median of %d rounds", rep.Settings.Rounds)
+	}
+	p := hbars(0, 0, 960, title, "higher is better", labels, []series{ops}, 0, opsText, ceiling, refText)
 	return chart{W: p.W, H: p.H, Label: "uncontended ops/s per technique", Panels: []panel{p}}, head, rows
 }
 

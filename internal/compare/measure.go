@@ -148,14 +148,12 @@ func (m *measurer) steps(l strategy.Locker) []step {
 	cfg, t := m.cfg, m.t
 	steps := []step{
 		{"uncontended", func(ctx context.Context) (string, error) {
-			s, cost, err := withCost(ctx, m.nodes.pools, func() (bench.Speed, error) {
-				return bench.Uncontended(ctx, l, cfg.workers, cfg.bench)
-			})
+			s, cost, err := m.uncontended(ctx, l)
 			if err != nil {
 				return "", err
 			}
 			t.Speed, t.Cost = &s, cost
-			return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms%s", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99), costText(cost)), nil
+			return speedText(s, cost), nil
 		}},
 		{"round trips", func(ctx context.Context) (string, error) {
 			counting := make([]*bench.Counting, len(m.nodes.pools))
@@ -217,6 +215,20 @@ func (m *measurer) steps(l strategy.Locker) []step {
 		}})
 	}
 	return steps
+}
+
+// uncontended measures l uncontended on the measurer's nodes, and what it
+// cost there.
+func (m *measurer) uncontended(ctx context.Context, l strategy.Locker) (bench.Speed, *Cost, error) {
+	return withCost(ctx, m.nodes.pools, func() (bench.Speed, error) {
+		return bench.Uncontended(ctx, l, m.cfg.workers, m.cfg.bench)
+	})
+}
+
+// speedText renders an uncontended measurement and its cost for a
+// progress line.
+func speedText(s bench.Speed, c *Cost) string {
+	return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms%s", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99), costText(c))
 }
 
 // frozen measures l uncontended while the last of its nodes is frozen

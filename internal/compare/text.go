@@ -105,31 +105,39 @@ func cellText(r strategytest.Result) string {
 	return s
 }
 
-// writeSpeed prints the uncontended measurements, the raw ceiling first.
+// writeSpeed prints the uncontended measurements, the raw ceiling first;
+// with rounds, the medians over them and a column of the per-round
+// ratio's spread.
 func writeSpeed(w io.Writer, rep *Report) {
 	st := rep.Settings
+	rounds := rep.hasRounds()
 	fmt.Fprintf(w, "SPEED  uncontended: %d workers, each on its own key, Lock+Unlock for %v; times in ms; round trips per Lock + Unlock\n",
 		st.Workers, st.Bench)
-	fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s); the faster is shown\n", rawRunsText(rep.Raw))
+	if rounds {
+		fmt.Fprintf(w, "       %s\n", roundsNote(st))
+		fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s; the faster is round 1's) and first in every further round (%s)\n", rawRunsText(rep.Raw), rawRoundsText(rep.Raw))
+	} else {
+		fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s); the faster is shown\n", rawRunsText(rep.Raw))
+	}
 	tw := table(w)
 	fmt.Fprintf(w, "       redis µs: Redis CPU per pair, the nodes' main-thread CPU time (INFO cpu); allocs: heap allocations per pair in this process, the loop's own included\n")
-	fmt.Fprintln(tw, "technique\tnodes\tops/s\tof raw\tpair p50\tpair p99\tredis µs\tallocs\tround trips\tclaimed")
-	var ceiling float64
-	if s := rep.Raw.Speed; s != nil {
-		ceiling = s.OpsPerSec
-		us, allocs := costCells(rep.Raw.Cost)
-		fmt.Fprintf(tw, "%s\t1\t%s\t100%%\t%s\t%s\t%s\t%s\t1+1\t1+1\n", RawName, opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99), us, allocs)
+	spread := func(cell string) string { return "" }
+	if rounds {
+		spread = func(cell string) string { return cell + "\t" }
+	}
+	fmt.Fprintf(tw, "technique\tnodes\tops/s\tof raw\t%spair p50\tpair p99\tredis µs\tallocs\tround trips\tclaimed\n", spread("min–max"))
+	if raw := rep.rawFigures(); raw.measured {
+		us, allocs := costCells(raw.cost)
+		fmt.Fprintf(tw, "%s\t1\t%s\t100%%\t%s%s\t%s\t%s\t%s\t1+1\t1+1\n", RawName, opsText(raw.ops), spread(""), msText(raw.pair.P50), msText(raw.pair.P99), us, allocs)
 	} else {
-		fmt.Fprintf(tw, "%s\t1\tfailed\t\t\t\t\t\t\t\n", RawName)
+		fmt.Fprintf(tw, "%s\t1\tfailed\t\t%s\t\t\t\t\t\n", RawName, spread(""))
 	}
 	for _, t := range rep.Techniques {
 		ops, share, p50, p99, trips, claimed := "-", "-", "-", "-", "-", "-"
-		us, allocs := costCells(t.Cost)
-		if s := t.Speed; s != nil {
-			ops, p50, p99 = opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)
-			if ceiling > 0 {
-				share = pctText(s.OpsPerSec / ceiling)
-			}
+		f := rep.techniqueFigures(t)
+		us, allocs := costCells(f.cost)
+		if f.measured {
+			ops, share, p50, p99 = opsText(f.ops), f.shareText(), msText(f.pair.P50), msText(f.pair.P99)
 		}
 		if t.Trips != nil {
 			trips = tripsText(t.Trips.Acquire, t.Trips.Release)
@@ -137,7 +145,7 @@ func writeSpeed(w io.Writer, rep *Report) {
 		if p := t.Properties; p != nil {
 			claimed = fmt.Sprintf("%d+%d", p.AcquireRoundTrips, p.ReleaseRoundTrips)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Nodes, ops, share, p50, p99, us, allocs, trips, claimed)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Nodes, ops, share, spread(f.spreadText()), p50, p99, us, allocs, trips, claimed)
 	}
 	tw.Flush()
 }
@@ -214,13 +222,14 @@ func redlockRows(rep *Report) [][]string {
 			continue
 		}
 		healthy, frozen, ratio, p99, util, wait := "-", "-", "-", "-", "-", "-"
-		if t.Speed != nil {
-			healthy = opsText(t.Speed.OpsPerSec)
+		f := rep.techniqueFigures(t)
+		if f.measured {
+			healthy = opsText(f.ops)
 		}
 		if t.Frozen != nil {
 			frozen, p99 = opsText(t.Frozen.OpsPerSec), msText(t.Frozen.Pair.P99)
-			if t.Speed != nil && t.Speed.OpsPerSec > 0 {
-				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/t.Speed.OpsPerSec)
+			if f.measured && f.ops > 0 {
+				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/f.ops)
 			}
 		}
 		if t.Apart != nil {
@@ -247,6 +256,21 @@ func rawRunsText(r Raw) string {
 	var parts []string
 	for _, s := range r.Runs {
 		parts = append(parts, opsText(s.OpsPerSec))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rawRoundsText lists the ceiling's measurements in rounds 2 and on:
+// "20832, 19950"; "none" when none succeeded.
+func rawRoundsText(r Raw) string {
+	var parts []string
+	for _, s := range r.Rounds {
+		if s.Round > 1 {
+			parts = append(parts, opsText(s.Speed.OpsPerSec))
+		}
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -1,0 +1,119 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
+)
+
+// RoundSpeed is one round's uncontended measurement of a row, a technique
+// or the raw ceiling, with the ceiling of the same round. With -rounds N,
+// round 1 is what the run measured anyway (each technique's uncontended
+// step, against the faster of the ceilings of the run's start and end),
+// and rounds 2 to N each measure the ceiling and then every technique in
+// row order, each on fresh nodes, one right after the other: a row's ratio
+// to raw is taken within a round, where the machine's speed has had little
+// time to drift, instead of against a ceiling measured minutes away.
+type RoundSpeed struct {
+	Round int         `json:"round"` // 1 to N
+	Speed bench.Speed `json:"speed"`
+	Cost  *Cost       `json:"cost,omitempty"`
+	// RawOpsPerSec is the ceiling's ops/s in the same round (in
+	// Raw.Rounds, the ceiling's own); 0 when the ceiling failed in that
+	// round.
+	RawOpsPerSec float64 `json:"raw_ops_per_sec"`
+}
+
+// measureRounds records round 1's samples from what the run measured and
+// then measures rounds 2 to cfg.rounds, appending each row's successes to
+// its SpeedRounds (the ceiling's to Raw.Rounds) and its failures to its
+// Errors (the ceiling's to Raw.Error). It stops early when ctx ends.
+// rep.Techniques[i] must be the row of cfg.techniques[i], as compare
+// appends them.
+func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Writer) {
+	var ceiling float64
+	if s := rep.Raw.Speed; s != nil {
+		ceiling = s.OpsPerSec
+		rep.Raw.Rounds = append(rep.Raw.Rounds, RoundSpeed{Round: 1, Speed: *s, Cost: rep.Raw.Cost, RawOpsPerSec: ceiling})
+	}
+	for i := range rep.Techniques {
+		if t := &rep.Techniques[i]; t.Speed != nil {
+			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: 1, Speed: *t.Speed, Cost: t.Cost, RawOpsPerSec: ceiling})
+		}
+	}
+	for round := 2; round <= cfg.rounds && ctx.Err() == nil; round++ {
+		fmt.Fprintf(progress, "round %d of %d: uncontended, the ceiling and then each technique on fresh nodes\n", round, cfg.rounds)
+		measureRound(ctx, cfg, rep, round, progress)
+	}
+}
+
+// measureRound measures one round: the ceiling, then every technique of
+// rep in row order.
+func measureRound(ctx context.Context, cfg config, rep *Report, round int, progress io.Writer) {
+	var ceiling float64
+	speed, cost, _, err := measureRaw(ctx, cfg)
+	if err != nil {
+		e := fmt.Sprintf("round %d: uncontended: %v", round, err)
+		if rep.Raw.Error != "" {
+			e = rep.Raw.Error + "; " + e
+		}
+		rep.Raw.Error = e
+		fmt.Fprintf(progress, "  %-24s failed: %v\n", RawName, err)
+	} else {
+		ceiling = speed.OpsPerSec
+		rep.Raw.Rounds = append(rep.Raw.Rounds, RoundSpeed{Round: round, Speed: speed, Cost: cost, RawOpsPerSec: ceiling})
+		fmt.Fprintf(progress, "  %-24s %s\n", RawName, speedText(speed, cost))
+	}
+	for i := range rep.Techniques {
+		if ctx.Err() != nil {
+			return
+		}
+		t := &rep.Techniques[i]
+		speed, cost, err := measureUncontended(ctx, cfg, cfg.techniques[i], t.Nodes)
+		if err != nil {
+			t.Errors = append(t.Errors, fmt.Sprintf("round %d: %v", round, err))
+			fmt.Fprintf(progress, "  %-24s failed: %v\n", t.Name, err)
+			continue
+		}
+		t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: round, Speed: speed, Cost: cost, RawOpsPerSec: ceiling})
+		share := ""
+		if ceiling > 0 {
+			share = ", " + pctText(speed.OpsPerSec/ceiling) + " of raw"
+		}
+		fmt.Fprintf(progress, "  %-24s %s%s\n", t.Name, speedText(speed, cost), share)
+	}
+}
+
+// measureUncontended measures target uncontended, and its cost, on n
+// fresh nodes (or cfg.addrs), as its uncontended step does. The error
+// says what failed: "build: ...", "uncontended: ..." or "nodes: ...".
+func measureUncontended(ctx context.Context, cfg config, target strategytest.Target, n int) (bench.Speed, *Cost, error) {
+	var (
+		speed bench.Speed
+		cost  *Cost
+		err   error
+	)
+	d := redistest.NewDetached("lockcompare-round-" + target.Name)
+	runErr := d.Run(func() {
+		m := &measurer{cfg: cfg, target: target, nodes: startNodes(d, cfg, n)}
+		defer m.settle()
+		l, buildErr := m.build(m.nodes.pools)
+		if buildErr != nil {
+			err = fmt.Errorf("build: %w", buildErr)
+			return
+		}
+		ctx, cancel := context.WithTimeout(ctx, measureBound)
+		defer cancel()
+		if speed, cost, err = m.uncontended(ctx, l); err != nil {
+			err = fmt.Errorf("uncontended: %w", err)
+		}
+	})
+	if runErr != nil {
+		return speed, cost, fmt.Errorf("nodes: %w", runErr)
+	}
+	return speed, cost, err
+}
