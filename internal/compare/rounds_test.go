@@ -1,0 +1,86 @@
+package compare
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+)
+
+// spreadCell is a SPEED row's min–max of its per-round ratio to raw.
+var spreadCell = regexp.MustCompile(`\(\d+–\d+\)`)
+
+// TestRounds runs a small comparison, one single-node technique and one
+// multi-node one, with -rounds 2 and with the default: with rounds the
+// JSON holds two samples per row, round 1's the technique's own Speed,
+// each against its round's ceiling, the SPEED table says how its figures
+// were taken and shows every row's spread, and stderr follows round 2;
+// with the default there are no samples and no spread column.
+func TestRounds(t *testing.T) {
+	tests := []struct {
+		rounds string
+		want   int // samples per row
+	}{
+		{"2", 2},
+		{"1", 0},
+	}
+	for _, tt := range tests {
+		t.Run("rounds "+tt.rounds, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			jsonPath := filepath.Join(t.TempDir(), "report.json")
+			code, stdout, stderr := runCommand(t, "-techniques", "lua_release,redlock", "-scenarios", "mutual-exclusion",
+				"-bench", "100ms", "-workers", "2", "-contenders", "none", "-rounds", tt.rounds, "-json", jsonPath)
+			if code != exitOK {
+				t.Fatalf("run() = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, stdout, stderr)
+			}
+			rep := readReport(t, jsonPath)
+			if got := len(rep.Raw.Rounds); got != tt.want {
+				t.Errorf("raw ceiling has %d round samples, want %d", got, tt.want)
+			}
+			for _, tech := range rep.Techniques {
+				if got := len(tech.SpeedRounds); got != tt.want {
+					t.Errorf("%s has %d round samples, want %d", tech.Name, got, tt.want)
+					continue
+				}
+				for i, r := range tech.SpeedRounds {
+					if r.Round != i+1 || r.Speed.OpsPerSec <= 0 || r.RawOpsPerSec <= 0 || r.Cost == nil {
+						t.Errorf("%s sample %d = %+v, want round %d with ops/s, the round's raw ops/s and a cost", tech.Name, i, r, i+1)
+					}
+				}
+				if tt.want > 0 && (tech.Speed == nil || tech.SpeedRounds[0].Speed != *tech.Speed) {
+					t.Errorf("%s round 1 = %+v, want its uncontended step's %+v", tech.Name, tech.SpeedRounds[0].Speed, tech.Speed)
+				}
+			}
+			speed := speedTable(t, stdout)
+			rows := tableRows(speed)
+			for _, tech := range rep.Techniques {
+				spread := spreadCell.FindString(strings.Join(rows[tech.Name], " "))
+				if (spread != "") != (tt.want > 0) {
+					t.Errorf("SPEED row %s = %q: spread %q, want one: %v", tech.Name, rows[tech.Name], spread, tt.want > 0)
+				}
+			}
+			rounds := tt.want > 0
+			for _, want := range []string{"median of 2 interleaved rounds", "min–max"} {
+				if strings.Contains(speed, want) != rounds {
+					t.Errorf("SPEED table mentions %q: %v, want %v:\n%s", want, !rounds, rounds, speed)
+				}
+			}
+			if strings.Contains(stderr, "round 2 of 2") != rounds {
+				t.Errorf("stderr reports round 2: %v, want %v:\n%s", !rounds, rounds, stderr)
+			}
+		})
+	}
+}
+
+// speedTable returns the SPEED table of lockcompare's text output.
+func speedTable(t *testing.T, out string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, "\nSPEED ")
+	if !ok {
+		t.Fatalf("text output has no SPEED table:\n%s", out)
+	}
+	table, _, _ := strings.Cut(rest, "\n\n")
+	return "SPEED " + table
+}
