@@ -68,7 +68,7 @@ technique  nodes  healthy ops/s  frozen ops/s  frozen/healthy  frozen pair p99  
 redlock    5      1000           500           0.50            900              -           -
 `
 
-// speedText renders rep's SPEED and REDLOCK tables, trailing spaces
+// speedTables renders rep's SPEED and REDLOCK tables, trailing spaces
 // dropped as writeText drops them.
 func speedTables(t *testing.T, rep *Report) string {
 	t.Helper()
