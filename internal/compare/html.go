@@ -151,6 +151,9 @@ func newHTMLView(rep *Report) htmlView {
 	v.CrowdNote, v.CrowdHead, v.CrowdRows = crowdSection(rep)
 	if hasRedlock(rep) {
 		v.RedlockNote = fmt.Sprintf("Multi-node techniques: uncontended pairs per second with every node healthy (as above) and with the last node frozen (SIGSTOP or docker pause), each Lock and Unlock bounded by %v; and the contended key, one Locker per worker.", frozenCallBound)
+		if rep.hasRounds() {
+			v.RedlockNote += " Frozen/healthy compares the frozen run with the healthy run on the same nodes just before it (round 1), not with the median."
+		}
 		for i, h := range redlockHead {
 			c := num(h)
 			if i == 0 {

@@ -126,7 +126,8 @@ func roundsReport() *Report {
 // rounds, its share of raw is the median of the per-round ratios with
 // their min–max in a column of their own, and the header says so; a row
 // without rounds shows dashes, a round without a ceiling counts for the
-// ops/s and not for the ratio, and REDLOCK's healthy figure is SPEED's.
+// ops/s and not for the ratio, and REDLOCK's healthy figure is SPEED's, while its frozen/healthy
+// compares the frozen run with the healthy run just before it.
 func TestSpeedTableRounds(t *testing.T) {
 	locktest.NoLeaks(t)
 	rep := roundsReport()
@@ -155,8 +156,12 @@ func TestSpeedTableRounds(t *testing.T) {
 			}
 		})
 	}
-	if got := tableRows(redlock)["redlock"]; len(got) < 2 || got[1] != "900" {
-		t.Errorf("REDLOCK row redlock = %q, want healthy ops/s 900, the median SPEED shows", got)
+	if got := tableRows(redlock)["redlock"]; len(got) < 4 || got[1] != "900" || got[3] != "0.50" {
+		t.Errorf("REDLOCK row redlock = %q, want healthy ops/s 900, the median SPEED shows, and frozen/healthy 0.50, "+
+			"the frozen run (500) over the healthy run just before it on the same nodes (round 1: 1000), not over the median", got)
+	}
+	if !strings.Contains(redlock, "frozen/healthy: against the healthy run on the same nodes just before the frozen one") {
+		t.Errorf("REDLOCK header does not say what frozen/healthy is measured against:\n%s", redlock)
 	}
 
 	root := writeParsed(t, rep)

@@ -203,6 +203,9 @@ func hasRedlock(rep *Report) bool {
 // figure), with one node frozen, and contended apart.
 func writeRedlock(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "REDLOCK  multi-node techniques: uncontended ops/s healthy (as in SPEED) and with the last node frozen (each call bounded by %v), and contended apart\n", frozenCallBound)
+	if rep.hasRounds() {
+		fmt.Fprintln(w, "         frozen/healthy: against the healthy run on the same nodes just before the frozen one (round 1), not the median")
+	}
 	tw := table(w)
 	fmt.Fprintln(tw, strings.Join(redlockHead, "\t"))
 	for _, r := range redlockRows(rep) {
@@ -228,8 +231,11 @@ func redlockRows(rep *Report) [][]string {
 		}
 		if t.Frozen != nil {
 			frozen, p99 = opsText(t.Frozen.OpsPerSec), msText(t.Frozen.Pair.P99)
-			if f.measured && f.ops > 0 {
-				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/f.ops)
+			// Against the healthy run on the same nodes just before it
+			// (round 1), not the median over rounds: the machine's speed
+			// drifts between rounds.
+			if t.Speed != nil && t.Speed.OpsPerSec > 0 {
+				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/t.Speed.OpsPerSec)
 			}
 		}
 		if t.Apart != nil {
