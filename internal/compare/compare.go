@@ -54,7 +54,14 @@ type Technique struct {
 	Apart       *bench.Contention     `json:"contended_apart,omitempty"`  // one Locker per worker
 	Shared      *bench.Contention     `json:"contended_shared,omitempty"` // one Locker for all workers
 	Crowds      []Crowd               `json:"contenders,omitempty"`       // many contenders, a Locker each
-	Errors      []string              `json:"errors,omitempty"`
+	// ApartUnfinished and SharedUnfinished say why that contended run did
+	// not finish its sections within the measurement's bound (a Lock gave
+	// up when the bound ended): a result the technique earned, shown
+	// under the CONTENDED table, not a failed measurement (as Crowd's
+	// Unfinished). Empty when it finished or was not run.
+	ApartUnfinished  string   `json:"contended_apart_unfinished,omitempty"`
+	SharedUnfinished string   `json:"contended_shared_unfinished,omitempty"`
+	Errors           []string `json:"errors,omitempty"`
 }
 
 // Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured

@@ -48,10 +48,9 @@ func (m *measurer) crowdStep(n int) step {
 			return "", err
 		}
 		c, err := bench.ContendedApart(ctx, lockers, w)
-		if errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
-			cr := Crowd{Contenders: n, Unfinished: fmt.Sprintf("did not finish within %v: %v", measureBound, err)}
-			m.t.Crowds = append(m.t.Crowds, cr)
-			return fmt.Sprintf("did not finish within %v (a Lock gave up at the bound)", measureBound), nil
+		if why, ok := unfinished(err); ok {
+			m.t.Crowds = append(m.t.Crowds, Crowd{Contenders: n, Unfinished: why})
+			return unfinishedText(), nil
 		}
 		if err != nil {
 			return "", err
@@ -67,6 +66,37 @@ func (m *measurer) crowdStep(n int) step {
 		m.t.Crowds = append(m.t.Crowds, cr)
 		return fmt.Sprintf("%s, Redis %s µs/section", contentionText(c), usText(cr.RedisMicrosPerSection)), nil
 	}}
+}
+
+// unfinished reports whether err is a contended run's Lock giving up when
+// the measurement's bound ended, and says so: the technique did not finish
+// its sections within measureBound, a result it earned rather than a
+// failed measurement.
+func unfinished(err error) (string, bool) {
+	if errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("did not finish within %v: %v", measureBound, err), true
+	}
+	return "", false
+}
+
+// unfinishedText is the progress line of a contended run that did not
+// finish (unfinished), and its note under the CONTENDED table.
+func unfinishedText() string {
+	return fmt.Sprintf("did not finish within %v (a Lock gave up at the bound)", measureBound)
+}
+
+// unfinishedNotes are the lines that say which of rep's contended runs,
+// apart or shared, did not finish: their cells show "-".
+func unfinishedNotes(rep *Report) []string {
+	var notes []string
+	for _, t := range rep.Techniques {
+		for _, u := range []struct{ kind, why string }{{"apart", t.ApartUnfinished}, {"shared", t.SharedUnfinished}} {
+			if u.why != "" {
+				notes = append(notes, fmt.Sprintf("%s: contended %s %s", t.Name, u.kind, unfinishedText()))
+			}
+		}
+	}
+	return notes
 }
 
 // writeCrowds prints the many-contenders rows of the CONTENDED table, one

@@ -2,10 +2,13 @@ package compare
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // TestUnfinishedCrowdIsARow: a crowd that did not finish within the bound
@@ -49,5 +52,45 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 	}
 	if p := rep.Problems(); len(p) != 0 {
 		t.Errorf("Problems() = %q, want none: an unfinished crowd is a result", p)
+	}
+}
+
+// TestUnfinishedContentionIsAResult: a contended run, apart or shared,
+// that did not finish within the bound shows dashes in its cells and a
+// note under the CONTENDED table, in the text and in the HTML report, and
+// is not one of the run's problems; a run that gave up for another reason
+// is not taken for one.
+func TestUnfinishedContentionIsAResult(t *testing.T) {
+	why, ok := unfinished(fmt.Errorf("Lock: %w: %w", strategy.ErrNotAcquired, context.DeadlineExceeded))
+	if !ok || !strings.HasPrefix(why, "did not finish within 2m0s: ") {
+		t.Errorf("unfinished(not acquired at the deadline) = %q, %v; want \"did not finish within 2m0s: ...\", true", why, ok)
+	}
+	for _, err := range []error{nil, context.DeadlineExceeded, strategy.ErrNotAcquired, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, context.Canceled)} {
+		if why, ok := unfinished(err); ok {
+			t.Errorf("unfinished(%v) = %q, true; want false: only a Lock that gave up at the bound is unfinished", err, why)
+		}
+	}
+	rep := &Report{Settings: Settings{Workload: bench.DefaultWorkload()}, Techniques: []Technique{{
+		Name:            "slowpeer",
+		Shared:          &bench.Contention{Sections: 200, Utilisation: 0.5},
+		ApartUnfinished: why,
+	}}}
+	var b bytes.Buffer
+	writeContention(&b, rep)
+	out := b.String()
+	for _, want := range []string{"slowpeer  -  -  -  -  50%", "slowpeer: contended apart did not finish within 2m0s (a Lock gave up at the bound)"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
+			t.Errorf("writeContention() =\n%s\nwant %q", out, want)
+		}
+	}
+	if strings.Contains(out, "shared did not finish") {
+		t.Errorf("writeContention() =\n%s\nwant no note for the shared run, which finished", out)
+	}
+	root := writeParsed(t, rep)
+	if html := root.text.String(); !strings.Contains(html, "slowpeer: contended apart did not finish within 2m0s") {
+		t.Errorf("HTML report does not say that slowpeer's apart run did not finish")
+	}
+	if p := rep.Problems(); len(p) != 0 {
+		t.Errorf("Problems() = %q, want none: an unfinished contended run is a result", p)
 	}
 }

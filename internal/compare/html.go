@@ -107,6 +107,9 @@ func newHTMLView(rep *Report) htmlView {
 			"wait is from calling Lock to holding the lock (lower is better); hand-off is from one holder calling Unlock to the next one holding. "+
 			"Apart: each worker has its own Locker, like separate processes. Shared: the workers share one Locker.", st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
 	}
+	for _, n := range unfinishedNotes(rep) {
+		v.ContNote += " " + n + "."
+	}
 	if rep.hasRounds() {
 		v.SpeedNote = fmt.Sprintf("%d goroutines, each locking and unlocking its own key for %v. The figures are the medians of %d interleaved rounds: round 1 is the run's own measurement, against the faster of the ceilings measured at the run's start and end (%s ops/s), "+
 			"and each further round measures the ceiling again (%s ops/s) and then every technique, each on fresh nodes, one right after the other. "+
@@ -119,7 +122,7 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	v.Measured = rep.Raw.Speed != nil || rep.Raw.Error != ""
 	for _, t := range rep.Techniques {
-		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || len(t.Crowds) > 0 || len(t.Errors) > 0
+		v.Measured = v.Measured || t.Speed != nil || t.Apart != nil || t.Shared != nil || t.ApartUnfinished != "" || t.SharedUnfinished != "" || len(t.Crowds) > 0 || len(t.Errors) > 0
 	}
 	if !v.Measured {
 		v.Settings = "Only the suite ran (-trace): no measurements."

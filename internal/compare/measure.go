@@ -188,6 +188,10 @@ func (m *measurer) steps(l strategy.Locker) []step {
 				}
 			}
 			c, err := bench.ContendedApart(ctx, apart, cfg.workload)
+			if why, ok := unfinished(err); ok {
+				t.ApartUnfinished = why
+				return unfinishedText(), nil
+			}
 			if err != nil {
 				return "", err
 			}
@@ -196,6 +200,10 @@ func (m *measurer) steps(l strategy.Locker) []step {
 		}},
 		{"contended shared", func(ctx context.Context) (string, error) {
 			c, err := bench.Contended(ctx, l, cfg.workload)
+			if why, ok := unfinished(err); ok {
+				t.SharedUnfinished = why
+				return unfinishedText(), nil
+			}
 			if err != nil {
 				return "", err
 			}

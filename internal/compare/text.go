@@ -175,6 +175,9 @@ func writeContention(w io.Writer, rep *Report) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	for _, n := range unfinishedNotes(rep) {
+		fmt.Fprintf(w, "           %s\n", n)
+	}
 	writeCrowds(w, rep)
 	for _, t := range rep.Techniques {
 		for _, c := range t.Crowds {
