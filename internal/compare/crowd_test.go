@@ -26,11 +26,7 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 	var b bytes.Buffer
 	writeCrowds(&b, rep)
 	out := b.String()
-	for _, want := range []string{"slowpeer  8", "slowpeer  128  did not finish within 2m0s"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
-			t.Errorf("writeCrowds() =\n%s\nwant a row %q", out, want)
-		}
-	}
+	wantFields(t, "writeCrowds()", out, "slowpeer  8", "slowpeer  128  did not finish within 2m0s")
 	// The unfinished row's text is no cell of the util column, so it does
 	// not widen it: the head's "wait p50" follows "util" and its padding.
 	var head string
@@ -78,11 +74,7 @@ func TestUnfinishedContentionIsAResult(t *testing.T) {
 	var b bytes.Buffer
 	writeContention(&b, rep)
 	out := b.String()
-	for _, want := range []string{"slowpeer  -  -  -  -  50%", "slowpeer: contended apart did not finish within 2m0s (a Lock gave up at the bound)"} {
-		if !strings.Contains(strings.Join(strings.Fields(out), "  "), strings.Join(strings.Fields(want), "  ")) {
-			t.Errorf("writeContention() =\n%s\nwant %q", out, want)
-		}
-	}
+	wantFields(t, "writeContention()", out, "slowpeer  -  -  -  -  50%", "slowpeer: contended apart did not finish within 2m0s (a Lock gave up at the bound)")
 	if strings.Contains(out, "shared did not finish") {
 		t.Errorf("writeContention() =\n%s\nwant no note for the shared run, which finished", out)
 	}
@@ -92,5 +84,17 @@ func TestUnfinishedContentionIsAResult(t *testing.T) {
 	}
 	if p := rep.Problems(); len(p) != 0 {
 		t.Errorf("Problems() = %q, want none: an unfinished contended run is a result", p)
+	}
+}
+
+// wantFields fails t unless out, the output of what, holds each of wants
+// with runs of spaces taken as one gap (a table's padding varies).
+func wantFields(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	flat := strings.Join(strings.Fields(out), "  ")
+	for _, want := range wants {
+		if !strings.Contains(flat, strings.Join(strings.Fields(want), "  ")) {
+			t.Errorf("%s =\n%s\nwant it to hold %q", what, out, want)
+		}
 	}
 }
