@@ -110,8 +110,9 @@
 // subscription lingers for notify.Linger: a goroutine that stops without
 // its Lock returning), can be handed the lock and keeps it, like a holder
 // that dies, until its TTL runs out (a waiter whose Lock gives up passes a
-// lock handed to it on, in Abandon; a process that dies drops its
-// subscription with its connection). On Redis Cluster NUMSUB counts the
+// lock handed to it on, in Abandon, or, when that Abandon failed, its
+// Locker does when the hand-off notice reaches it; a process that dies
+// drops its subscription with its connection). On Redis Cluster NUMSUB counts the
 // subscribers of one node only, so a head that listens elsewhere is named
 // in a notice instead, as when it is not listening. The line
 // and notices use the keys <lock>:line and <lock>:seen and the channels

@@ -207,8 +207,12 @@ func remaining(pttl int64) time.Duration {
 
 // Abandon takes a waiter that gave up out of the line and, when a release
 // handed it the lock meanwhile, passes the lock on. A failure is left
-// alone: the waiter drops out of the line by itself after LineStale, and a
-// lock handed to it expires after its TTL.
+// alone: the waiter drops out of the line by itself after LineStale, and
+// when a release hands it the lock before then, its Locker, which
+// remembers the waiters that left, passes the lock on when the hand-off
+// notice reaches it (the engine's departed waiters); a notice that does
+// not reach it (its Locker stopped listening, or the notice was lost)
+// leaves the lock to expire after its TTL.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	k := protocol.KeysOf(a.Key)
 	_, _ = engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,

@@ -185,7 +185,9 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 
 // leave ends w's wait: when it gave up after a refused attempt, the
 // technique takes it out of its line in Redis (Abandon, which also passes
-// on a lock a release in Redis handed off to it meanwhile); then w leaves
+// on a lock a release in Redis handed off to it meanwhile), and the Locker
+// remembers it for a while (departed), in case that Abandon did not reach
+// Redis and a release hands it the lock later (passOn); then w leaves
 // the key's local line, which drops the line's subscription when it was
 // the last, and a lock a local Unlock handed off to w without w taking it
 // is released, on a fresh context bounded by cleanupTimeout (a failure is
@@ -196,6 +198,9 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	}
 	if s.queued {
 		l.abandon(ctx, s.a)
+		// Before it leaves the local line: a hand-off notice that comes
+		// after finds it here (passOn), one before reaches w.
+		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
 	}
 	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w)
 	if unsubscribe && l.hub != nil {

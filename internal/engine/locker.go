@@ -37,7 +37,11 @@ type Locker struct {
 	lockKey func(prefix, key string) string
 	// noTakeBack: WithoutTakeBack; noAttemptBound: WithoutAttemptBound.
 	noTakeBack, noAttemptBound bool
-	// bg counts the take-backs in flight (takeBack); Close waits for them.
+	// departed: the waiters that gave up while in a line in Redis, for
+	// passOn (WithLine).
+	departed departed
+	// bg counts the take-backs and pass-ons in flight (takeBack, passOn);
+	// Close waits for them.
 	bg sync.WaitGroup
 
 	closeOnce sync.Once
@@ -65,7 +69,7 @@ func WithNotices(pools ...strategy.Pool) Option {
 // so that a live waiter keeps its place (a waiter dropped from the line
 // would hear no notice naming it).
 func WithLine(stale time.Duration) Option {
-	return func(l *Locker) { l.keepPlace = stale / 2 }
+	return func(l *Locker) { l.keepPlace, l.departed.horizon = stale/2, 2*stale }
 }
 
 // WithNoticeWaits is for a technique whose every release tells the head
@@ -105,8 +109,12 @@ func WithTaggedKeys() Option {
 
 // onNotice routes a notice received on channel to the key's line.
 func (l *Locker) onNotice(channel, body string) {
-	if rkey, ok := protocol.LockOf(channel); ok {
-		l.lines.onNotice(rkey, body)
+	rkey, ok := protocol.LockOf(channel)
+	if !ok {
+		return
+	}
+	if name, fence, lost := l.lines.onNotice(rkey, body); lost && l.departed.take(rkey, name, time.Now()) {
+		l.passOn(rkey, name, fence)
 	}
 }
 

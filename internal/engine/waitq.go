@@ -207,9 +207,11 @@ func (q *lines) poke(key, target string) {
 
 // handOffByName hands the lock to the waiter named target in key's line,
 // if it is there: a release in Redis made target's name the owner token,
-// with fencing token fence.
-func (q *lines) handOffByName(key, target string, fence uint64) {
-	q.handOffIf(key, func(w *waiter) bool { return w.name == target }, handoff{value: target, fence: fence})
+// with fencing token fence. It reports false when no waiter by that name
+// is in the line.
+func (q *lines) handOffByName(key, target string, fence uint64) bool {
+	found, _ := q.handOffIf(key, func(w *waiter) bool { return w.name == target }, handoff{value: target, fence: fence})
+	return found
 }
 
 // nextAttempt returns the head of key's line and an attempt for it, with a
@@ -233,24 +235,25 @@ func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
 // handOff hands h to w if w is still in key's line and has no hand-off
 // pending, and reports whether it did.
 func (q *lines) handOff(key string, w *waiter, h handoff) bool {
-	return q.handOffIf(key, func(x *waiter) bool { return x == w }, h)
+	_, sent := q.handOffIf(key, func(x *waiter) bool { return x == w }, h)
+	return sent
 }
 
 // handOffIf hands h to the first waiter in key's line that is reports
-// true for, if there is one and it has no hand-off pending, and reports
-// whether it did.
-func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) bool {
+// true for, if there is one (found) and it has no hand-off pending
+// (sent).
+func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) (found, sent bool) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
 	if ln == nil {
-		return false
+		return false, false
 	}
 	i := slices.IndexFunc(ln.waiters, is)
 	if i < 0 {
-		return false
+		return false, false
 	}
 	w := ln.waiters[i]
-	return w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
 }
