@@ -11,3 +11,7 @@ func LineLen(l *Locker, rkey string) int {
 	}
 	return 0
 }
+
+// Notify delivers a release notice to l as its Hub would, for tests of
+// package engine_test.
+func Notify(l *Locker, channel, body string) { l.onNotice(channel, body) }

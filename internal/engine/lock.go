@@ -189,9 +189,10 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 // remembers it for a while (departed), in case that Abandon did not reach
 // Redis and a release hands it the lock later (passOn); then w leaves
 // the key's local line, which drops the line's subscription when it was
-// the last, and a lock a local Unlock handed off to w without w taking it
-// is released, on a fresh context bounded by cleanupTimeout (a failure is
-// left alone: the lock expires at its TTL).
+// the last, and a lock handed off to w without w taking it (by a local
+// Unlock, or by a release in Redis after w gave up) is released, on a
+// fresh context bounded by cleanupTimeout (a failure is left alone: the
+// lock expires at its TTL).
 func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if s.timer != nil {
 		s.timer.Stop()
@@ -206,7 +207,10 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if unsubscribe && l.hub != nil {
 		l.hub.Unsubscribe(l.channel(s.a.Key))
 	}
-	if handedOff && off.local {
+	// A lock handed to w that w did not take: by a local Unlock, or by a
+	// release in Redis after w's Abandon (which passes on what came
+	// before it, but may have failed). w gave up, so the lock is nobody's.
+	if handedOff && (off.local || s.queued) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
