@@ -37,8 +37,9 @@
 //
 // Following a hand-off: the waiter's one events channel and the local line
 // are in waitq.go, Lock's loop and what a waiter that gives up passes on
-// are in lock.go, and the Unlock that hands off locally is Lease.pass in
-// lease.go.
+// are in lock.go, a hand-off that comes after the waiter left is passed
+// on from departed.go, and the Unlock that hands off locally is
+// Lease.pass in lease.go.
 //
 // Config.Observer, when set, hears every call's outcome from observe.go,
 // called at a few points of Lock, TryLock, Unlock and Extend; each point
