@@ -8,11 +8,29 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/peers"
 	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
+
+// rueidislockMonitor is rueidislock's goroutine that watches a held lock
+// (rueidislock/lock.go, try's monitoring). It ends when the lock's context
+// is cancelled, when the key's invalidation notice reaches it, or when
+// Close closes its channel; when the notice is missed (see findings in
+// suite_test.go) and the lock's gate has already left the Locker, Close
+// does not reach it, and it outlives the Locker: seen once in CI, still
+// waiting 2 s after a test closed its Lockers, and then in every later
+// test's check. It is rueidislock's own, not a leak of the adapter's.
+const rueidislockMonitor = "github.com/redis/rueidis/rueidislock.(*locker).try.func1"
+
+// noLeaks is locktest.NoLeaks for the peers' tests: it ignores
+// rueidislockMonitor.
+func noLeaks(t *testing.T) {
+	t.Helper()
+	locktest.NoLeaksExcept(t, rueidislockMonitor)
+}
 
 // peerCase is one adapter and what it claims beyond the common contract.
 type peerCase struct {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/peers"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -16,7 +15,7 @@ import (
 // TestTryLockHeld: a held key refuses TryLock with ErrNotAcquired; the
 // holder's Unlock frees it; a second Unlock of the same lease is ErrNotHeld.
 func TestTryLockHeld(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		a := build(t, c, nodes, strategy.Config{})
@@ -53,7 +52,7 @@ func TestTryLockHeld(t *testing.T) {
 // TestLockWaitsAndGivesUp: Lock waits for a release; on a key that stays
 // held it gives up when ctx ends, with ErrNotAcquired and ctx's error.
 func TestLockWaitsAndGivesUp(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		a := build(t, c, nodes, strategy.Config{})
@@ -95,7 +94,7 @@ func TestLockWaitsAndGivesUp(t *testing.T) {
 // TestCrashFreesAfterTTL: a holder that never unlocks loses the lock when
 // the TTL passes, and a waiter gets it.
 func TestCrashFreesAfterTTL(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		l := build(t, c, nodes, strategy.Config{TTL: 500 * time.Millisecond})
@@ -114,7 +113,7 @@ func TestCrashFreesAfterTTL(t *testing.T) {
 // leave B's lock in place (every peer claims OwnerSafeRelease), and says
 // ErrNotHeld where the peer's release reports it.
 func TestStaleRelease(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		l := build(t, c, nodes, strategy.Config{TTL: 300 * time.Millisecond})
@@ -144,7 +143,7 @@ func TestStaleRelease(t *testing.T) {
 // TestExtend: where the peer extends, the Deadline and the key's expiry
 // move; after Unlock, Extend is ErrNotHeld. rueidislock: ErrUnsupported.
 func TestExtend(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		const prefix = "extend:"
@@ -181,7 +180,7 @@ func TestExtend(t *testing.T) {
 // TestKeysUnderPrefix: what a peer writes starts with Config.Prefix and
 // expires; a release leaves nothing behind.
 func TestKeysUnderPrefix(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		const prefix = "peers-test:"
@@ -215,7 +214,7 @@ func TestKeysUnderPrefix(t *testing.T) {
 // TestKilledNode: on a dead node TryLock is a Redis failure, not
 // ErrNotAcquired; Lock gives up at ctx's end with ErrNotAcquired.
 func TestKilledNode(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		if len(nodes) > 1 {
 			t.Skip("one node: redsync_redlock outlives a minority, see TestRedlockFrozenMinority")
@@ -255,7 +254,7 @@ func TestKilledNode(t *testing.T) {
 // at the deadline redsync gives it (its redigo driver alone ignores it and
 // would wait for the frozen node forever).
 func TestRedlockFrozenMinority(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	nodes := redistest.Start(t, peers.RedlockNodes)
 	l, err := peers.NewRedsync(pools(nodes), strategy.Config{})
 	if err != nil {
@@ -295,7 +294,7 @@ func TestRedlockFrozenMinority(t *testing.T) {
 
 // TestInvalidInput: bad configs and empty keys wrap ErrInvalidConfig.
 func TestInvalidInput(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		for _, cfg := range []strategy.Config{{TTL: -time.Second}, {TTL: 500 * time.Microsecond}} {
@@ -321,7 +320,7 @@ func TestInvalidInput(t *testing.T) {
 
 // TestClosed: after Close, calls wrap ErrClosed; Close again is nil.
 func TestClosed(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		l, err := c.target.New(pools(nodes), strategy.Config{})
@@ -342,7 +341,7 @@ func TestClosed(t *testing.T) {
 // TestRetryPolicy: a Config.Retry that stops ends Lock at once with
 // ErrNotAcquired, for every peer.
 func TestRetryPolicy(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
 		ctx := context.Background()
 		holder := build(t, c, nodes, strategy.Config{})

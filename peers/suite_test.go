@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/peers"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
@@ -32,7 +31,7 @@ var findings = []finding{{
 // a claimed property must hold; an unclaimed one's verdict is logged, not
 // judged. A verdict listed in findings is logged as what the peer earned.
 func TestSuite(t *testing.T) {
-	locktest.NoLeaks(t)
+	noLeaks(t)
 	for _, target := range peers.Targets() {
 		t.Run(target.Name, func(t *testing.T) {
 			for _, name := range strategytest.ScenarioNames() {
