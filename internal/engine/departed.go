@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"sync"
 	"time"
 )
@@ -82,20 +81,13 @@ func (d *departed) forget(now time.Time) {
 	}
 }
 
-// passOn releases, in the background, the lock of key that a release in
-// Redis handed to this Locker's departed waiter name with fencing token
-// fence: the technique's owner-checked release of that name, which passes
-// the lock on to the next waiter in line, as the waiter's Abandon would
-// have. A release that finds the lock no longer the waiter's does
-// nothing. The goroutine ends within cleanupTimeout; Close waits for it
-// (the Hub that calls onNotice is closed first, so no passOn starts once
-// Close waits).
+// passOn releases, in the background (releaseInBackground), the lock of
+// key that a release in Redis handed to this Locker's departed waiter name
+// with fencing token fence: the technique's owner-checked release of that
+// name, which passes the lock on to the next waiter in line, as the
+// waiter's Abandon would have. A release that finds the lock no longer the
+// waiter's does nothing. Close waits for it (the Hub that calls onNotice
+// is closed first, so no passOn starts once Close waits).
 func (l *Locker) passOn(key, name string, fence uint64) {
-	l.bg.Add(1)
-	go func() {
-		defer l.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: key, Value: name, Fence: fence})
-	}()
+	l.releaseInBackground(Held{Key: key, Value: name, Fence: fence})
 }

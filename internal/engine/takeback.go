@@ -103,11 +103,19 @@ func (l *Locker) takeBack(a Attempt) {
 	if l.noTakeBack {
 		return
 	}
+	l.releaseInBackground(Held{Key: a.Key, Value: a.Token})
+}
+
+// releaseInBackground runs the technique's owner-checked release of h in
+// a goroutine, on a fresh context bounded by cleanupTimeout; a failure is
+// left alone. The goroutine ends within cleanupTimeout; Close waits for it
+// (bg).
+func (l *Locker) releaseInBackground(h Held) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: a.Key, Value: a.Token})
+		_ = l.tech.Release(ctx, h)
 	}()
 }
