@@ -9,15 +9,18 @@
 -- waiter's line member (protocol.Member, built by the line's member) holds
 -- the TTL, the Locker and the name, so that a release that hands it the
 -- lock knows the TTL to set and where to send the notice (see handoff.lua).
--- STALE (protocol.Stale) and RETENTION (protocol.FenceRetention), in ms,
--- are set in front of this script (package luarelease): a constant costs
--- no argument to send and parse.
+-- STALE (protocol.Stale), LISTENED (protocol.Listened) and RETENTION
+-- (protocol.FenceRetention), in ms, are set in front of this script
+-- (package luarelease): a constant costs no argument to send and parse.
 -- Replies the new fencing token (see package protocol) when the lock is
 -- ours: it is set with the TTL. Replies {2, fence, pttl} when a release
 -- already handed the lock to this waiter: the lock holds the waiter's name
--- and has pttl ms left. Replies {0, pttl} otherwise: pttl is what the
--- holder's lock has left (-2: the lock is free but reserved for the waiter
--- at the head of the line).
+-- and has pttl ms left. Replies {0, pttl} to a refused TryLock and {0,
+-- pttl, listened} to a refused Lock: pttl is what the holder's lock has
+-- left (-2: the lock is free but reserved for the waiter at the head of
+-- the line), listened is 1 when the waiter's Locker listens on its inbox
+-- on this node (PUBSUB NUMSUB), so that the line keeps the waiter's place
+-- for LISTENED ms between its attempts (liveHead), else 0 (STALE ms).
 -- A bad counter is refused with an error naming it, and nothing written
 -- (takeFence).
 
@@ -72,7 +75,7 @@ local now = math.floor(nowU / 1000)
 -- the stale waiters first); a held one is not, and the line is left as
 -- it is.
 if not holder then
-	local head = L.liveHead(line, seen, now, STALE)
+	local head = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
 	if head == nil or head == member then
 		if redis.call("SET", lock, token, "NX", "PX", ttl) then
 			local f, err = takeFence(lock, fence, ttl, RETENTION)
@@ -86,7 +89,9 @@ if not holder then
 		end
 	end
 end
-if member then
-	L.join(line, seen, nowU, member, now, STALE, true)
+if not member then
+	return {0, redis.call("PTTL", lock)}
 end
-return {0, redis.call("PTTL", lock)}
+L.join(line, seen, nowU, member, now, LISTENED, true)
+local listened = redis.call("PUBSUB", "NUMSUB", lock .. ":notice:" .. ARGV[3])[2] > 0 and 1 or 0
+return {0, redis.call("PTTL", lock), listened}

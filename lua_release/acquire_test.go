@@ -3,6 +3,7 @@ package luarelease_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestAcquireFindsHandedLock(t *testing.T) {
 // the line as "<ttl>/<locker>/<waiter>" whether the waiter's name is its
 // token's part before the last "." (the script finds it, and the name is
 // not sent) or not (the name is sent), in both of the line's keys, which
-// then expire 4 x LineStale after the join.
+// then expire 4 x LineListened after the join.
 func TestAcquireJoinsUnderWaiterName(t *testing.T) {
 	tests := []struct {
 		name, token, waiter string
@@ -106,10 +107,45 @@ func TestAcquireJoinsUnderWaiterName(t *testing.T) {
 				if err != nil || len(got) != 1 || got[0] != want {
 					t.Errorf("ZRANGE %s = %q, %v; want [%q]", key, got, err, want)
 				}
-				// The line's keys expire 4 x LineStale after the join.
-				if ms, err := redis.Int64(node.Do("PTTL", key)); err != nil || ms <= 0 || ms > (4*luarelease.LineStale).Milliseconds() {
-					t.Errorf("PTTL %s = %d, %v; want in (0, %d]", key, ms, err, (4 * luarelease.LineStale).Milliseconds())
+				// The line's keys expire 4 x LineListened after the join.
+				if ms, err := redis.Int64(node.Do("PTTL", key)); err != nil || ms <= 0 || ms > (4*luarelease.LineListened).Milliseconds() {
+					t.Errorf("PTTL %s = %d, %v; want in (0, %d]", key, ms, err, (4 * luarelease.LineListened).Milliseconds())
 				}
+			}
+		})
+	}
+}
+
+// TestRefusalSaysWhetherLockerListens: a refused attempt of a Lock call
+// reports (BusyError.Listened) whether its Locker listens on its inbox on
+// the lock's node, which decides how long the line keeps its place
+// between attempts: LineListened when it does, LineStale when it does not
+// (it listens on another node of a Redis Cluster, say, which NUMSUB does
+// not count).
+func TestRefusalSaysWhetherLockerListens(t *testing.T) {
+	for _, listening := range []bool{false, true} {
+		t.Run(fmt.Sprintf("listening=%v", listening), func(t *testing.T) {
+			locktest.NoLeaks(t)
+			node := redistest.Start(t, 1)[0]
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if listening {
+				listen(t, node, protocol.Inbox(lockK, "L1"))
+			}
+			listen(t, node, protocol.Inbox(lockK, "L2")) // another Locker's inbox counts for nothing
+			locktest.MustDo(t, node, "SET", lockK, "other", "PX", 60000)
+
+			_, err := luarelease.AcquireForTest(ctx, node.Pool(), lockK, "w1.1", "w1", "L1", time.Minute)
+
+			var busy *engine.BusyError
+			if !errors.As(err, &busy) {
+				t.Fatalf("Acquire() error = %v, want a *engine.BusyError", err)
+			}
+			if busy.Listened != listening {
+				t.Errorf("BusyError.Listened = %v, want %v", busy.Listened, listening)
+			}
+			if busy.Remaining <= 59*time.Second {
+				t.Errorf("BusyError.Remaining = %v, want the holder's PTTL, above 59s", busy.Remaining)
 			}
 		})
 	}

@@ -34,10 +34,14 @@
 //     only to the waiter at the head of the line, so a client that releases
 //     and at once locks again queues behind the others instead of taking
 //     the lock back. A waiter that stops asking for LineStale (it gave up
-//     and Abandon failed, or it died) is dropped from the line; a live one
-//     attempts at least every LineStale/2 whatever its Retry policy, to
-//     keep its place. TryLock never joins the line and fails while others
-//     wait.
+//     and Abandon failed, or it died) is dropped from the line, unless its
+//     Locker listens for notices on the key's node (PUBSUB NUMSUB counts
+//     its subscription there): such a waiter keeps its place for
+//     LineListened, and a refused attempt tells it which of the two holds
+//     for it. A live waiter attempts at least every LineStale/2 whatever
+//     its Retry policy, or every LineListened/2 when its Locker listens,
+//     to keep its place. TryLock never joins the line and fails while
+//     others wait.
 //  3. Lock repeats step 1 until it succeeds, the lock is handed to it
 //     (step 4), or ctx ends. This Locker's goroutines waiting for one key
 //     queue locally in FIFO order and only the first contends in Redis; it
@@ -49,16 +53,17 @@
 //     by default), whichever comes first. Once its subscription is
 //     confirmed, a waiter no longer polls on Retry's waits: it sleeps until
 //     a hand-off or a notice reaches it, the holder's TTL runs out, or
-//     LineStale/2 passes (which keeps its place and catches a lost notice);
+//     LineListened/2 passes (LineStale/2 when the line did not see its
+//     Locker listening), which keeps its place and catches a lost notice;
 //     Config.Retry still counts the attempts and says when to give up. So
-//     waiting costs Redis one attempt per waiter per LineStale/2, not one
-//     per 4 ms.
+//     waiting costs Redis one attempt per waiter per LineListened/2, not
+//     one per 4 ms.
 //  4. Release: one script. If GET key == token, the lock goes on at once:
 //     when nobody waits (EXISTS of the line), the script deletes the key,
 //     and that is the whole uncontended release; when the head of the line
 //     is alive (it made an attempt within
-//     HandOffRecent, or, seen within LineStale, its Locker listens on its
-//     inbox: PUBSUB NUMSUB counts a subscriber), the script sets the key
+//     HandOffRecent, or, seen within LineListened, its Locker listens on
+//     its inbox: PUBSUB NUMSUB counts a subscriber), the script sets the key
 //     to that waiter's name with the waiter's TTL,
 //     INCRs the fencing counter, takes the waiter out of the line and
 //     publishes "handoff:<fence>:<waiter>" to the waiter's Locker, whose Lock
@@ -89,7 +94,7 @@
 // the resource you protect (see package fencing) so that a holder paused
 // past its TTL cannot overwrite a newer holder's work. Nothing the package
 // writes lives forever: the lock expires with its TTL, the line 4 ×
-// LineStale after its last waiter's attempt, the counter TTL +
+// LineListened after its last waiter's attempt, the counter TTL +
 // FenceRetention after it was made.
 //
 // # Weaknesses
@@ -104,7 +109,10 @@
 // lock's safety also ends at its TTL: a holder paused (GC, swap) past
 // Deadline can still act on the protected resource unless that resource
 // checks the fencing token. A waiter at the head of the line that dies holds
-// the free lock back from the others for up to LineStale. Worse, a waiter
+// the free lock back from the others for up to LineStale, and for up to
+// LineListened when its process froze (SIGSTOP, a VM paused) or its host
+// vanished without closing its connections, since Redis still counts its
+// subscription. Worse, a waiter
 // that dies within HandOffRecent before a release, or whose Locker still
 // listens on the key's inbox (another of its waiters waits, or the
 // subscription lingers for notify.Linger: a goroutine that stops without
@@ -114,7 +122,10 @@
 // Locker does when the hand-off notice reaches it; a process that dies
 // drops its subscription with its connection). On Redis Cluster NUMSUB counts the
 // subscribers of one node only, so a head that listens elsewhere is named
-// in a notice instead, as when it is not listening. The line
+// in a notice instead, as when it is not listening, and such a waiter
+// keeps its place by attempting every LineStale/2. A waiter whose
+// subscription drops while it sleeps for LineListened/2 can lose its place
+// and join again at the back of the line. The line
 // and notices use the keys <lock>:line and <lock>:seen and the channels
 // <lock>:notice:*, which nothing else may write to: a forged "handoff:"
 // notice would make a waiter believe it holds the lock. For the same

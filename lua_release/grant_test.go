@@ -243,6 +243,40 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			wantSent:  []string{inboxK + ":L2 handoff:6:w2"},
 		},
 		{
+			name:      "listening head unseen for LineStale keeps its place and is handed the lock",
+			lock:      "w1",
+			line:      []member{{name: w2, age: (luarelease.LineStale + luarelease.LineListened) / 2}},
+			listening: true,
+			wantLock:  "w2",
+			wantFence: 6,
+			wantSent:  []string{inboxK + ":L2 handoff:6:w2"},
+		},
+		{
+			name:      "head unseen for LineStale whose Locker does not listen is dropped",
+			lock:      "w1",
+			line:      []member{{name: w2, age: (luarelease.LineStale + luarelease.LineListened) / 2}},
+			wantFence: 5,
+		},
+		{
+			name:      "listening head unseen for LineListened is dropped",
+			lock:      "w1",
+			line:      []member{{name: w2, age: luarelease.LineListened + luarelease.LineStale}},
+			listening: true,
+			wantFence: 5,
+		},
+		{
+			name: "a dropped head drops no listening waiter behind it",
+			lock: "w1",
+			line: []member{
+				{name: "60000/L3/w3", age: (luarelease.LineStale + luarelease.LineListened) / 2},
+				{name: w2, age: (luarelease.LineStale + luarelease.LineListened) / 2},
+			},
+			listening: true,
+			wantLock:  "w2",
+			wantFence: 6,
+			wantSent:  []string{inboxK + ":L2 handoff:6:w2"},
+		},
+		{
 			name:      "free lock: the next head is told",
 			line:      []member{{name: w1}, {name: w2}},
 			wantFence: 5,
@@ -269,7 +303,7 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			}
 			// Each member's age holds at the script's run only if the setup
 			// and the script together take less than what keeps the member
-			// on its side of HandOffRecent and LineStale; on a loaded machine
+			// on its side of HandOffRecent, LineStale and LineListened; on a loaded machine
 			// (CI's Docker pass) they can take longer, so the step is
 			// repeated until the server's clock says the premise held.
 			window := ageWindow(tt.line)
@@ -343,11 +377,11 @@ type lineMember struct {
 }
 
 // ageWindow is how long a setup that writes line may take before one of
-// its members crosses HandOffRecent or LineStale.
+// its members crosses HandOffRecent, LineStale or LineListened.
 func ageWindow(line []lineMember) time.Duration {
 	window := time.Hour
 	for _, m := range line {
-		for _, edge := range []time.Duration{luarelease.HandOffRecent, luarelease.LineStale} {
+		for _, edge := range []time.Duration{luarelease.HandOffRecent, luarelease.LineStale, luarelease.LineListened} {
 			if m.age < edge {
 				window = min(window, edge-m.age)
 				break

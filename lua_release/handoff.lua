@@ -8,21 +8,21 @@
 -- alive when it made an attempt within the last `recent` ms, or when its
 -- Locker listens on its inbox (PUBSUB NUMSUB: at least one subscriber, so
 -- its process is up; a waiter that gives up passes a lock handed to it on,
--- abandon.lua) and it was seen within `stale` ms. On Redis Cluster NUMSUB
--- counts the subscribers of this node only, so a head listening on another
--- node counts as not listening. Otherwise the lock is deleted and, when
--- anyone waits, a head notice tells the head to try. Notices go to the waiter's Locker
--- only (inbox). Waiters unseen for `stale` ms are dropped first when the
--- head is one of them (liveHead). The
--- fencing counter is read before anything is written, so a bad counter
--- fails the script with nothing written. The callers make the plain
--- delete themselves when nobody waits (EXISTS of the line), before they
--- need handOn.
-local function handOn(lock, fence, line, seen, channel, stale, recent, retention)
+-- abandon.lua) and it was seen within `listened` ms. On Redis Cluster
+-- NUMSUB counts the subscribers of this node only, so a head listening on
+-- another node counts as not listening. Otherwise the lock is deleted
+-- and, when anyone waits, a head notice tells the head to try. Notices go
+-- to the waiter's Locker only (inbox). A head unseen for `stale` ms whose
+-- Locker does not listen, or unseen for `listened` ms, is dropped first
+-- (liveHead). The fencing counter is read before anything is written, so
+-- a bad counter fails the script with nothing written. The callers make
+-- the plain delete themselves when nobody waits (EXISTS of the line),
+-- before they need handOn.
+local function handOn(lock, fence, line, seen, channel, stale, listened, recent, retention)
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
 	local stored = F.readFence(fence)
 	local now = L.nowMs()
-	local head, last = L.liveHead(line, seen, now, stale)
+	local head, last, listening = L.liveHead(line, seen, now, stale, listened, channel)
 	if not head then
 		redis.call("DEL", lock)
 		return
@@ -34,7 +34,7 @@ local function handOn(lock, fence, line, seen, channel, stale, recent, retention
 		return
 	end
 	local box = N.inbox(channel, locker)
-	if last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
+	if listening or last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
 		redis.call("SET", lock, waiter, "PX", ttl)
 		local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)

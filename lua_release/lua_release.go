@@ -36,7 +36,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
 	}
 	t := newTechnique(pool, retention)
-	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithNoticeWaits())
+	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits())
 	if err != nil {
 		return nil, err
 	}
@@ -90,10 +90,19 @@ var (
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
-// it loses its place in the line (protocol.Stale). Lock attempts at least every
-// strategy.DefaultRetryMax with the default Retry, and at least every
-// LineStale/2 whatever the Retry policy, so a live waiter keeps its place.
+// it loses its place in the line (protocol.Stale), unless its Locker
+// listens for notices on the lock's node (LineListened). Lock attempts at
+// least every strategy.DefaultRetryMax with the default Retry until it
+// listens, and at least every LineStale/2 whatever the Retry policy, so a
+// live waiter keeps its place.
 const LineStale = protocol.Stale
+
+// LineListened is how long a waiter whose Locker listens for notices on
+// the lock's node may go without an attempt before it loses its place
+// (protocol.Listened): such a waiter sleeps until a notice or a hand-off
+// wakes it, or LineListened/2 passes, so waiting costs Redis one attempt
+// per waiter per LineListened/2.
+const LineListened = protocol.Listened
 
 // HandOffRecent is how recently the waiter at the head of the line must
 // have made an attempt for a release to hand it the lock directly
@@ -131,8 +140,8 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 // a constant in the script's text costs nothing per call, an argument
 // costs the client its boxing and Redis its parsing.
 func constants(retention time.Duration) string {
-	return fmt.Sprintf("local STALE, RECENT, RETENTION = %d, %d, %d\n",
-		LineStale.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds())
+	return fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
+		LineStale.Milliseconds(), LineListened.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds())
 }
 
 // technique holds lua_release's Redis commands.
@@ -172,8 +181,8 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		n[i] = x
 	}
 	switch {
-	case len(vals) == 2 && n[0] == 0:
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1])}
+	case (len(vals) == 2 || len(vals) == 3) && n[0] == 0:
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1}
 	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
@@ -207,7 +216,8 @@ func remaining(pttl int64) time.Duration {
 
 // Abandon takes a waiter that gave up out of the line and, when a release
 // handed it the lock meanwhile, passes the lock on. A failure is left
-// alone: the waiter drops out of the line by itself after LineStale, and
+// alone: the waiter drops out of the line by itself after LineStale (after
+// LineListened while its Locker listens), and
 // when a release hands it the lock before then, its Locker, which
 // remembers the waiters that left, passes the lock on when the hand-off
 // notice reaches it (the engine's departed waiters); a notice that does

@@ -15,5 +15,5 @@ if redis.call("EXISTS", KEYS[3]) == 0 then
 	redis.call("DEL", KEYS[1])
 	return 1
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[1] .. ":notice", STALE, RECENT, RETENTION)
+handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[1] .. ":notice", STALE, LISTENED, RECENT, RETENTION)
 return 1

@@ -15,9 +15,10 @@ import (
 
 // TestListeningWaiterSleeps: a waiter in another Locker, with the default
 // Retry (which would poll every 4 ms at most), listens for notices while
-// the holder keeps the lock for 4 × LineStale/2; in that time it makes
-// about one attempt per LineStale/2 to keep its place, not one per
-// backoff, and the release still hands it the lock directly.
+// the holder keeps the lock for 2 × LineListened; in that time it makes
+// about one attempt per LineListened/2 to keep its place (the line saw
+// its Locker listening), not one per LineStale/2 nor one per backoff, and
+// the release still hands it the lock directly.
 func TestListeningWaiterSleeps(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
@@ -29,12 +30,13 @@ func TestListeningWaiterSleeps(t *testing.T) {
 	_, b := handOver(ctx, t, node, holder, waiter, func() {
 		time.Sleep(luarelease.LineStale / 2) // the attempts right after subscribing are over
 		before := counted.Trips()
-		hold := 2 * luarelease.LineStale
+		hold := 2 * luarelease.LineListened
 		time.Sleep(hold)
-		// One keep-place attempt per LineStale/2, and one of slack for a
-		// timer that fired early; a waiter that polls makes dozens.
-		if got, most := counted.Trips()-before, int64(hold/(luarelease.LineStale/2))+1; got > most {
-			t.Errorf("waiter made %d round trips in %v while listening, want at most %d (one per LineStale/2)", got, hold, most)
+		// One keep-place attempt per LineListened/2, and one of slack for
+		// a timer that fired early; one per LineStale/2 would be 16, and
+		// a waiter that polls makes hundreds.
+		if got, most := counted.Trips()-before, int64(hold/(luarelease.LineListened/2))+1; got > most {
+			t.Errorf("waiter made %d round trips in %v while listening, want at most %d (one per LineListened/2)", got, hold, most)
 		}
 	})
 	if tok := b.Token(); strings.Contains(tok, ".") {

@@ -22,7 +22,8 @@
 //     line of waiters in Redis, so that the waiter keeps its place:
 //     WithLine; replaced by that keep-place bound once the waiter listens,
 //     for a technique whose releases always tell or hand off to the head:
-//     WithNoticeWaits), whichever comes first; transient
+//     WithNoticeWaits, and by a longer one when the technique's line saw
+//     the waiter's Locker listening: WithListened), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it: by a release in
 //     Redis (a "handoff:" notice, see notice.go; WithInboxNotices sends each

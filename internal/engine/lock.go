@@ -134,14 +134,20 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	if !ok {
 		return nil, 0, l.gaveUp(s.key, nil, s.lastFailure)
 	}
+	keep := l.keepPlace
+	busy := (*BusyError)(nil)
+	isBusy := errors.As(err, &busy)
 	if refused && l.sleeps(s.a.Key) {
-		wait = l.keepPlace // a notice or a hand-off wakes it sooner
+		if isBusy && busy.Listened && l.keepListened > 0 {
+			keep = l.keepListened // the line saw it listening (WithListened)
+		}
+		wait = keep // a notice or a hand-off wakes it sooner
 	}
-	if busy := (*BusyError)(nil); errors.As(err, &busy) && busy.Remaining > 0 {
+	if isBusy && busy.Remaining > 0 {
 		wait = min(wait, busy.Remaining)
 	}
-	if l.keepPlace > 0 && refused {
-		wait = min(wait, l.keepPlace)
+	if keep > 0 && refused {
+		wait = min(wait, keep)
 	}
 	return nil, wait, nil
 }

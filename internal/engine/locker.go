@@ -27,6 +27,9 @@ type Locker struct {
 	// keepPlace bounds the wait after a refused attempt (WithLine); 0
 	// means no bound beyond the Retry policy's.
 	keepPlace time.Duration
+	// keepListened bounds it instead when the refusal says the line saw
+	// the waiter's Locker listening (WithListened); 0 without.
+	keepListened time.Duration
 	// noticeWaits: WithNoticeWaits.
 	noticeWaits bool
 	// id names this Locker in its waiters' inbox channels; set when the
@@ -69,7 +72,22 @@ func WithNotices(pools ...strategy.Pool) Option {
 // so that a live waiter keeps its place (a waiter dropped from the line
 // would hear no notice naming it).
 func WithLine(stale time.Duration) Option {
-	return func(l *Locker) { l.keepPlace, l.departed.horizon = stale/2, 2*stale }
+	return func(l *Locker) { l.keepPlace, l.departed.horizon = stale/2, max(l.departed.horizon, 2*stale) }
+}
+
+// WithListened is WithLine's longer bound for a technique whose line keeps
+// the place of a waiter whose Locker listens for notices for listened
+// (lua_release: while PUBSUB NUMSUB counts the Locker's subscription on
+// the lock's node), and says so in the refusal (BusyError.Listened): such
+// a waiter, once it sleeps (WithNoticeWaits), waits at most listened/2
+// before its next attempt instead of stale/2. The Locker remembers a
+// waiter that left for 2 × listened (departed), since a release can hand
+// it the lock that long after.
+func WithListened(listened time.Duration) Option {
+	return func(l *Locker) {
+		l.keepListened = listened / 2
+		l.departed.horizon = max(l.departed.horizon, 2*listened)
+	}
 }
 
 // WithNoticeWaits is for a technique whose every release tells the head

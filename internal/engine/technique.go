@@ -99,6 +99,10 @@ func InboxChannel(rkey, locker string) string { return protocol.Inbox(rkey, lock
 type BusyError struct {
 	Key       string
 	Remaining time.Duration
+	// Listened: the technique's line saw the waiter's Locker listening
+	// for notices, so it keeps the waiter's place for the longer bound
+	// (WithListened).
+	Listened bool
 }
 
 func (e *BusyError) Error() string {

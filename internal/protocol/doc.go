@@ -31,9 +31,11 @@
 // a member "<ttl ms>/<locker>/<waiter>" (Member) and an order (the
 // server's arrival time in µs for lua_release, the Lock call's ticket for
 // redlock). While anyone waits, a free lock goes only to the head of the
-// line. A waiter unseen for Stale is dropped (it gave up or died); the
-// line's keys expire 4 × Stale after the last join, so a line outlives its
-// waiters by at most that.
+// line. A waiter unseen for Stale is dropped (it gave up or died), except,
+// in lua_release, one whose Locker listens on its inbox on the lock's node
+// (PUBSUB NUMSUB), which is dropped when unseen for Listened. The line's
+// keys expire 4 × Stale (redlock) or 4 × Listened (lua_release) after the
+// last join, so a line outlives its waiters by at most that.
 //
 // # Notices
 //

@@ -13,6 +13,17 @@ import (
 // a lua_release waiter that listens for notices attempts no more often).
 const Stale = 250 * time.Millisecond
 
+// Listened is how long a lua_release waiter whose Locker listens on its
+// inbox on the lock's node (PUBSUB NUMSUB counts a subscriber there) may
+// go without an attempt before it loses its place in the line. Such a
+// waiter sleeps until a notice or a hand-off reaches it, or Listened/2
+// passes (it keeps its place and catches a lost notice), so waiting costs
+// Redis one attempt per waiter per Listened/2. A waiter whose Locker does
+// not listen there keeps Stale. Listened is also the longest a frozen
+// process's waiter (its connections still open) holds a free lock back,
+// and the basis of lua_release's line expiry (4 × Listened).
+const Listened = time.Second
+
 // HandOffRecent is how recently the head of the line must have made an
 // attempt for lua_release's release to hand it the lock directly without
 // asking PUBSUB NUMSUB whether its Locker listens on its inbox; a head not

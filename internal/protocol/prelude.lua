@@ -136,12 +136,17 @@ local function waitLine(group)
 	end
 
 	-- liveHead returns the head of the line and when it was last seen,
-	-- after taking out of the line the waiters unseen for `stale` ms
-	-- (dropStale) when the head is one of them, or nil when nobody live
-	-- waits. A head seen within stale costs one ZRANGE and one ZSCORE: the
-	-- stale waiters behind it are dropped when one of them reaches the
-	-- head.
-	local function liveHead(line, seen, now, stale)
+	-- or nil when nobody live waits. A head seen within `stale` ms is
+	-- live. Without `listened` (redlock), a head unseen for longer is
+	-- dropped with every waiter unseen for `stale` ms (dropStale). With
+	-- `listened` ms and the lock's notice channel (lua_release), a head
+	-- seen within `listened` ms is live too when its Locker listens on its
+	-- inbox (PUBSUB NUMSUB: a subscriber on this node; liveHead's third
+	-- reply is then true), and any other head is dropped alone: the
+	-- waiters behind it may be listening ones, each checked when it
+	-- reaches the head. A head seen within stale costs one ZRANGE and one
+	-- ZSCORE.
+	local function liveHead(line, seen, now, stale, listened, channel)
 		while true do
 			local head = redis.call("ZRANGE", line, 0, 0)[1]
 			if not head then
@@ -149,11 +154,20 @@ local function waitLine(group)
 			end
 			local last = tonumber(redis.call("ZSCORE", seen, head))
 			if last and last > now - stale then
-				return head, last
+				return head, last, false
 			end
-			dropStale(line, seen, now, stale)
-			if not last then -- never seen: not a waiter of ours
+			if not listened then
+				dropStale(line, seen, now, stale)
+				if not last then -- never seen: not a waiter of ours
+					redis.call("ZREM", line, head)
+				end
+			else
+				local locker = last and last > now - listened and string.match(head, "^%d+/([^/]*)/.+$")
+				if locker and redis.call("PUBSUB", "NUMSUB", channel .. ":" .. locker)[2] > 0 then
+					return head, last, true
+				end
 				redis.call("ZREM", line, head)
+				redis.call("ZREM", seen, head)
 			end
 		end
 	end
