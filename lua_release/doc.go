@@ -123,9 +123,11 @@
 // drops its subscription with its connection). On Redis Cluster NUMSUB counts the
 // subscribers of one node only, so a head that listens elsewhere is named
 // in a notice instead, as when it is not listening, and such a waiter
-// keeps its place by attempting every LineStale/2. A waiter whose
-// subscription drops while it sleeps for LineListened/2 can lose its place
-// and join again at the back of the line. The line
+// keeps its place by attempting every LineStale/2. A waiter's Locker that
+// sees its subscription fail wakes its waiters to attempt at once; one
+// whose subscription stops counting on the server unnoticed (its
+// connection cut there while it sleeps for LineListened/2) can lose its
+// place and join again at the back of the line. The line
 // and notices use the keys <lock>:line and <lock>:seen and the channels
 // <lock>:notice:*, which nothing else may write to: a forged "handoff:"
 // notice would make a waiter believe it holds the lock. For the same
