@@ -130,9 +130,9 @@ func TestRefusalSaysWhetherLockerListens(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if listening {
-				listen(t, node, protocol.Inbox(lockK, "L1"))
+				locktest.Listen(t, node, protocol.Inbox(lockK, "L1"))
 			}
-			listen(t, node, protocol.Inbox(lockK, "L2")) // another Locker's inbox counts for nothing
+			locktest.Listen(t, node, protocol.Inbox(lockK, "L2")) // another Locker's inbox counts for nothing
 			locktest.MustDo(t, node, "SET", lockK, "other", "PX", 60000)
 
 			_, err := luarelease.AcquireForTest(ctx, node.Pool(), lockK, "w1.1", "w1", "L1", time.Minute)

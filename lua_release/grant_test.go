@@ -299,7 +299,7 @@ func TestAbandonPassesHandedLockOn(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if tt.listening {
-				listen(t, node, inboxK+":L2")
+				locktest.Listen(t, node, inboxK+":L2")
 			}
 			// Each member's age holds at the script's run only if the setup
 			// and the script together take less than what keeps the member
@@ -420,24 +420,6 @@ func subscribeKey(t *testing.T, node *redistest.Node) *keySubscriber {
 		t.Fatalf("PSUBSCRIBE reply = %v, want a subscription", m)
 	}
 	return s
-}
-
-// listen subscribes to channel on a connection of its own, closed when
-// the test ends, as a Locker that listens on its inbox does.
-func listen(t *testing.T, node *redistest.Node, channel string) {
-	t.Helper()
-	c, err := redis.Dial("tcp", node.Addr())
-	if err != nil {
-		t.Fatalf("Dial(%s) = %v, want nil", node.Addr(), err)
-	}
-	psc := redis.PubSubConn{Conn: c}
-	t.Cleanup(func() { _ = psc.Close() })
-	if err := psc.Subscribe(channel); err != nil {
-		t.Fatalf("SUBSCRIBE %s = %v, want nil", channel, err)
-	}
-	if m, ok := psc.ReceiveWithTimeout(5 * time.Second).(redis.Subscription); !ok || m.Count != 1 {
-		t.Fatalf("SUBSCRIBE %s reply = %v, want a subscription", channel, m)
-	}
 }
 
 // published returns the messages received so far, as "<channel> <body>".

@@ -1,8 +1,9 @@
 -- acquire: one node's vote in a Redlock round, serving waiters in the
 -- order of their tickets. It starts with the prelude (package protocol)
--- and the protocol's constants STALE (protocol.Stale) and RETENTION
--- (protocol.FenceRetention), in ms, set in front of it (constants in
--- redlock.go): a constant in the text costs no argument to send and parse.
+-- and the protocol's constants STALE (protocol.Stale), LISTENED
+-- (protocol.Listened) and RETENTION (protocol.FenceRetention), in ms, set
+-- in front of it (constants in redlock.go): a constant in the text costs
+-- no argument to send and parse.
 -- KEYS the lock, its fencing counter, its line (member -> ticket) and the
 -- waiters' last-seen times (member -> ms) (protocol.Keys).
 -- ARGV[1] the owner's token, ARGV[2] the TTL in ms, ARGV[3] the name of
@@ -23,7 +24,9 @@
 -- stored in the same step (see package protocol). Otherwise it replies
 -- {1, counter, 1} when the lock is ours after releasing ARGV[7]; {0, pttl,
 -- released} when someone else holds it (-2: it is free but kept for a
--- waiter with an earlier ticket), and {2, pttl, released} when it holds a
+-- waiter with an earlier ticket), {0, pttl, released, listened} when so
+-- to a caller that waits in line (listened: see reply), and {2, pttl,
+-- released} when it holds a
 -- token of this Lock call that it does not take over: this very token
 -- (left by this attempt's own undo racing it), a later attempt's (this
 -- request came late) or a hand-off's; pttl is what that lock has left in
@@ -61,10 +64,17 @@ end
 local me, waits, ticket, locker = ARGV[3], ARGV[4] == "1", tonumber(ARGV[5]), ARGV[6]
 
 -- reply adds released to a reply, and announces a lock this step released
--- but did not take to the head of the line.
+-- but did not take to the head of the line. A refusal of a caller that
+-- waits in line also says whether its Locker listens on its inbox on this
+-- node (PUBSUB NUMSUB): 1 when it does, so that the line keeps its place
+-- for LISTENED ms between its attempts (liveHead), else 0 (STALE ms).
 local function reply(status, n)
 	if released == 1 and status ~= 1 then
 		waitLine("notice").tellHead(line, seen, lock .. ":notice")
+	end
+	if status == 0 and waits then
+		local listened = redis.call("PUBSUB", "NUMSUB", lock .. ":notice:" .. locker)[2] > 0 and 1 or 0
+		return {status, n, released, listened}
 	end
 	return {status, n, released}
 end
@@ -131,7 +141,7 @@ if nobody then
 	end
 	if waits then
 		local L = waitLine()
-		L.join(line, seen, ticket, L.member(ttl, locker, me), L.nowMs(), STALE)
+		L.join(line, seen, ticket, L.member(ttl, locker, me), L.nowMs(), LISTENED)
 	end
 	return reply(0, redis.call("PTTL", lock))
 end
@@ -146,11 +156,14 @@ end
 local L = waitLine()
 local member = L.member(ttl, locker, me)
 local now = L.nowMs()
-L.dropStale(line, seen, now, STALE)
--- The lock goes to the earliest ticket among the waiters and us.
-local head = redis.call("ZRANGE", line, "0", "0", "WITHSCORES")
-local first = head[1] == nil or head[1] == member or ticket < tonumber(head[2])
-	or (ticket == tonumber(head[2]) and member < head[1])
+-- The lock goes to the earliest ticket among the live waiters and us
+-- (liveHead drops the dead heads first).
+local head = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
+local first = head == nil or head == member
+if not first then
+	local order = tonumber(redis.call("ZSCORE", line, head))
+	first = ticket < order or (ticket == order and member < head)
+end
 if first and not v then
 	local won = take()
 	if not (won and won.err) then
@@ -159,7 +172,7 @@ if first and not v then
 	return won
 end
 if waits then
-	L.join(line, seen, ticket, member, now, STALE)
+	L.join(line, seen, ticket, member, now, LISTENED)
 end
 if v then
 	return reply(0, redis.call("PTTL", lock))

@@ -35,7 +35,7 @@ const (
 // every node's line, a release tells the head of the line at once (or, for
 // a waiter of the same Locker, hands it the lock), and a waiter attempts
 // no later than the holder's remaining TTL or LineStale/2 whatever its
-// Retry. The timer is the fallback for a notice that was lost. On a
+// Retry (LineListened/2 once every node saw its Locker listening). The timer is the fallback for a notice that was lost. On a
 // 2-core machine, polling every 4 ms instead cost a fifth of the lock's
 // utilisation under contention (see BenchmarkContended).
 func DefaultRetry() strategy.Retry { return strategy.Exponential(DefaultRetryMin, DefaultRetryMax) }

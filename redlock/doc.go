@@ -55,14 +55,15 @@
 //     failed attempt's request that reaches a node late, after a later
 //     attempt won, must not take that lease's vote away.
 //  6. Lock retries at once when a release notice arrives, and no later
-//     than the BusyError's remaining TTL or LineStale/2. Waiters listen
+//     than the BusyError's remaining TTL or LineStale/2 (LineListened/2
+//     when every node that answered saw its Locker listening). Waiters listen
 //     for notices on every node (engine.WithInboxNotices over all the
 //     pools: one subscription connection per node per Locker while any of
 //     its Lock calls waits, on the Locker's own inbox channel for the key).
 //     Until a waiter's subscription is confirmed it also retries after a
 //     random delay (Config.Retry; by default DefaultRetry, jittered waits
 //     from 4 ms growing to 64 ms); once it listens it sleeps until a notice
-//     (engine.WithNoticeWaits), and the LineStale/2 timer only keeps its
+//     (engine.WithNoticeWaits), and the keep-place timer only keeps its
 //     place in the lines and catches a lost notice. Every release, an
 //     undo's included, tells the head of each node's line, so clients that
 //     split the votes are woken in the lines' order, the head first.
@@ -93,7 +94,8 @@
 // ms, the Lock call's name, whether it waits in line, its ticket and its
 // Locker's name; a seventh, the token of a lock to delete first, goes only
 // with a hand-off or when a release of ours is still on its way to the
-// node. The protocol's constants (LineStale, protocol.FenceRetention) are
+// node. The protocol's constants (LineStale, LineListened,
+// protocol.FenceRetention) are
 // set in the scripts' text, and the waiter's line member and the lock's
 // notice channel are built in Lua from the arguments and the key, off the
 // uncontended path. A won acquire that released nothing first replies its
@@ -112,7 +114,11 @@
 // earliest ticket (or to an attempt whose ticket is earlier still), so the
 // nodes' votes agree instead of splitting between waiters, and a client
 // that releases and locks again queues behind the others. A waiter unseen
-// for LineStale is dropped; a live one attempts at least every LineStale/2
+// for LineStale is dropped, unless its Locker listens on the node (PUBSUB
+// NUMSUB counts its subscription there): that one is dropped when unseen
+// for LineListened. A refusal tells the waiter whether the node saw its
+// Locker listening; a live one attempts at least every LineStale/2, or
+// every LineListened/2 when every node that answered saw it listening,
 // to keep its place. A winner leaves the lines of the nodes that did not
 // vote for it, and a Lock that gives up leaves every line (Abandon). A
 // release notifies only the Locker of the head of the node's line.
@@ -309,6 +315,11 @@
 //   - The line orders waiters by their clients' clocks: a client whose
 //     clock runs behind is served before waiters that came earlier. This
 //     affects fairness only, never mutual exclusion.
+//   - A waiter at the head of a node's line whose process died keeps that
+//     node's free lock from the others for up to LineStale, and for up to
+//     LineListened when the process froze (SIGSTOP, a VM paused) or its
+//     host vanished with its connections still open, since the node still
+//     counts its subscription.
 //   - Every lock name used leaves a small fencing counter on every node
 //     for TTL + protocol.FenceRetention (one hour) after it was made, as
 //     with lua_release.

@@ -17,16 +17,26 @@ var (
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
-// a node drops it from its line of waiters (protocol.Stale). Lock attempts
-// at least every strategy.DefaultRetryMax with the default Retry, and at
-// least every LineStale/2 whatever the Retry policy, so a live waiter
-// keeps its place; a lock kept free for a waiter that died waits at most
-// LineStale.
+// a node drops it from its line of waiters (protocol.Stale), unless its
+// Locker listens for notices on that node (LineListened). Lock attempts
+// at least every strategy.DefaultRetryMax with the default Retry until it
+// listens, and at least every LineStale/2 whatever the Retry policy, so a
+// live waiter keeps its place; a lock kept free for a waiter whose process
+// died waits at most LineStale.
 const LineStale = protocol.Stale
+
+// LineListened is how long a waiter whose Locker listens for notices on a
+// node (PUBSUB NUMSUB counts its subscription there) may go without an
+// attempt before that node drops it (protocol.Listened). A waiter that
+// every refusing node saw listening sleeps until a notice wakes it, or
+// LineListened/2 passes, so waiting costs each node one attempt per
+// waiter per LineListened/2; a lock kept free for a waiter whose process
+// froze with its connections open waits at most LineListened.
+const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, waiting at
 // most until ctx ends. Failures are left alone: a waiter left in a line is
-// dropped after LineStale.
+// dropped after LineStale (LineListened while its Locker listens).
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	k := protocol.KeysOf(a.Key)
 	keys, member := []any{k.Line, k.Seen}, lineMember(a)

@@ -128,6 +128,43 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 	}
 }
 
+// TestListeningWaiterSleeps: a waiter in another Locker, whose Retry waits
+// an hour, listens on every node while the holder keeps the lock for 2 ×
+// LineListened: every node saw its Locker listening, so it attempts about
+// once per LineListened/2 to keep its place (each attempt ends with PTTL
+// on every node), not once per LineStale/2, and the release still wakes
+// it at once.
+func TestListeningWaiterSleeps(t *testing.T) {
+	nodes := startNodes(t, 3)
+	ctx := context.Background()
+	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute}})
+	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
+	a := mustLock(t, holder, "k")
+	done := lockAsync(waiter, "k", time.Minute)
+	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
+	waitCalls(t, nodes, "pttl", 2) // the attempts before and just after it subscribed
+	time.Sleep(redlock.LineStale / 2)
+	resetStats(t, nodes)
+	hold := 2 * redlock.LineListened
+	time.Sleep(hold)
+	// One keep-place attempt per LineListened/2, and one of slack for a
+	// timer that fired early; one per LineStale/2 would be 16.
+	most := int(hold/(redlock.LineListened/2)) + 1
+	for i, n := range nodes {
+		if got := calls(t, n, "pttl"); got > most {
+			t.Errorf("node %d: waiter made %d attempts in %v while listening, want at most %d (one per LineListened/2)", i, got, hold, most)
+		}
+	}
+	released := time.Now()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock() = %v, want nil", err)
+	}
+	b := awaitLock(t, done, released, 5*time.Second)
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock() = %v, want nil", err)
+	}
+}
+
 // TestBusyHint: TryLock on a held key reports the holder's remaining TTL
 // (an *engine.BusyError, which matches strategy.ErrNotAcquired). A holder
 // with a 300 ms TTL dies without releasing (no notice is published); a

@@ -41,6 +41,10 @@ type answer struct {
 	// prev is, for an acquire that also released an earlier holder's lock
 	// (a hand-off, see HandOff), whether the node deleted that lock.
 	prev prevState
+	// listened is, for an acquire's no to a waiter, that the node saw the
+	// waiter's Locker listening on its inbox there, so that its line keeps
+	// the waiter's place for LineListened.
+	listened bool
 }
 
 // prevState is what a node's answer says of the earlier holder's lock in a
@@ -70,6 +74,9 @@ type tally struct {
 	// busy is the shortest remaining TTL among the nodes that refused an
 	// acquire because the key is held; 0 when none reported one.
 	busy time.Duration
+	// listened counts the refusals whose node saw the waiter's Locker
+	// listening (answer.listened).
+	listened int
 	// handed and notHanded count, for a hand-off, the nodes that deleted
 	// the earlier holder's lock and those that did not hold it.
 	handed, notHanded int
@@ -104,6 +111,9 @@ func (t *tally) add(a answer) {
 		if a.remaining > 0 && (t.busy == 0 || a.remaining < t.busy) {
 			t.busy = a.remaining
 		}
+		if a.listened {
+			t.listened++
+		}
 	case voteExcluded:
 		t.refused++
 		t.excluded++
@@ -126,6 +136,17 @@ func (t *tally) lost() bool { return t.yes+t.pending() < t.quorum }
 // n-quorum nodes said no. That is "held by someone else" (or "not ours"),
 // as opposed to "could not tell because nodes failed".
 func (t *tally) refusedByQuorum() bool { return t.refused > t.n-t.quorum }
+
+// heardEverywhere reports, for a refused acquire, that every node that
+// answered before the decision refused it and saw the waiter's Locker
+// listening, so that their lines keep the waiter's place for
+// LineListened. A node that said yes (and put the waiter back in line with
+// the undo) or failed did not say; a node that answers after the decision
+// does not count (at worst it drops the waiter after LineStale, and the
+// waiter joins it again, in its ticket's place, at its next attempt).
+func (t *tally) heardEverywhere() bool {
+	return t.listened > 0 && t.listened == t.n-t.pending()
+}
 
 // released reports, for a release round, that the lock is gone even
 // without a quorum of deletions: a node deleted it, and the nodes that may
@@ -220,7 +241,7 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 				remaining = t.s.nodeTimeout
 			}
 		}
-		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2])}
+		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1}
 	default:
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
@@ -238,21 +259,17 @@ func prevOf(released int64) prevState {
 	return prevAbsent
 }
 
-// acquireReply reads an acquire script's reply as {status, n, released}:
-// the fencing counter alone (the uncontended path's reply) is {1, counter,
-// 0}.
-func acquireReply(reply any) ([3]int64, bool) {
+// acquireReply reads an acquire script's reply as {status, n, released,
+// listened}: the fencing counter alone (the uncontended path's reply) is
+// {1, counter, 0, 0}, and a reply of three integers has listened 0.
+func acquireReply(reply any) ([4]int64, bool) {
+	var out [4]int64
 	if f, ok := reply.(int64); ok {
-		return [3]int64{1, f, 0}, true
+		out[0], out[1] = 1, f
+		return out, true
 	}
-	return threeInts(reply)
-}
-
-// threeInts reads a reply of three integers without allocating more.
-func threeInts(reply any) ([3]int64, bool) {
-	var out [3]int64
 	v, ok := reply.([]any)
-	if !ok || len(v) != len(out) {
+	if !ok || len(v) < 3 || len(v) > len(out) {
 		return out, false
 	}
 	for i, x := range v {

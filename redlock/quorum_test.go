@@ -49,6 +49,38 @@ func TestTally(t *testing.T) {
 	}
 }
 
+// TestTallyHeardEverywhere: a refused waiter keeps its place for
+// LineListened only when every node that answered refused it and saw its
+// Locker listening.
+func TestTallyHeardEverywhere(t *testing.T) {
+	locktest.NoLeaks(t)
+	no, heard := answer{vote: voteNo}, answer{vote: voteNo, listened: true}
+	tests := []struct {
+		name    string
+		answers []answer
+		want    bool
+	}{
+		{"nothing yet", nil, false},
+		{"three refusals that heard, two pending", []answer{heard, heard, heard}, true},
+		{"five refusals that heard", []answer{heard, heard, heard, heard, heard}, true},
+		{"one refusal did not hear", []answer{heard, heard, no}, false},
+		{"a yes among them", []answer{heard, heard, heard, {vote: voteYes}}, false},
+		{"a failed node among them", []answer{heard, heard, heard, {vote: voteFailed, err: errors.New("boom")}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tl := newTally(5, 3)
+			for i, a := range tt.answers {
+				a.node = i
+				tl.add(a)
+			}
+			if got := tl.heardEverywhere(); got != tt.want {
+				t.Errorf("heardEverywhere() = %v, want %v (%s, %d heard)", got, tt.want, &tl, tl.listened)
+			}
+		})
+	}
+}
+
 // TestTallyFailure checks which sentinel a lost round's error wraps.
 func TestTallyFailure(t *testing.T) {
 	locktest.NoLeaks(t)

@@ -66,7 +66,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the
 	// inbox of the head of that node's line).
-	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithNoticeWaits(), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
+	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits(), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,8 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 // documentation). A waiter also retries at once when a release notice
 // naming it arrives from any node (it listens on every node, one
 // subscription connection per node for the whole Locker), and no later
-// than the holder's remaining TTL or LineStale/2. When it gives up the
+// than the holder's remaining TTL or LineStale/2 (LineListened/2 once the
+// nodes saw its Locker listening). When it gives up the
 // error wraps strategy.ErrNotAcquired, ctx.Err() and the last failure, if
 // there was one.
 //
@@ -164,5 +165,6 @@ func (t *technique) useRetention(retention time.Duration) {
 // prelude: a constant in the script's text costs nothing per call, an
 // argument costs the client its boxing and every node its parsing.
 func constants(retention time.Duration) string {
-	return fmt.Sprintf("local STALE, RETENTION = %d, %d\n", LineStale.Milliseconds(), retention.Milliseconds())
+	return fmt.Sprintf("local STALE, LISTENED, RETENTION = %d, %d, %d\n",
+		LineStale.Milliseconds(), LineListened.Milliseconds(), retention.Milliseconds())
 }

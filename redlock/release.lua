@@ -1,6 +1,6 @@
 -- release: one node's part of a Redlock release. It starts with the
--- prelude (package protocol) and the protocol's constants (STALE, in ms,
--- is the one it reads; constants in redlock.go).
+-- prelude (package protocol) and the protocol's constants (LISTENED, in
+-- ms, is the one it reads; constants in redlock.go).
 -- KEYS the lock, its fencing counter (unused: the keys are the ones the
 -- acquire passed, boxed once per lease), its line of waiters and their
 -- last-seen times (protocol.Keys); ARGV[1] the owner's token, and ARGV[2]
@@ -19,7 +19,7 @@ end
 redis.call("DEL", lock)
 if requeue then
 	local L = waitLine()
-	L.join(line, seen, ARGV[2], requeue, L.nowMs(), STALE)
+	L.join(line, seen, ARGV[2], requeue, L.nowMs(), LISTENED)
 end
 -- An undo does not wake its own waiter: it retries on its own timer. (The
 -- range is given as strings: a Lua number costs Redis a conversion.)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -13,18 +14,21 @@ import (
 // sends it (the lock's four keys and six arguments, a seventh only to
 // release first) and checks its replies: the counter alone on the
 // uncontended path, {1, counter, 1} when it released the lock to release
-// first, and {0, pttl, 0} when someone else holds the lock.
+// first, and {0, pttl, 0} when someone else holds the lock; to a caller
+// that waits in line, {0, pttl, 0, listened}, listened 1 only while its
+// Locker listens on its inbox on the node.
 func TestAcquireScriptReplies(t *testing.T) {
 	nodes, l, _ := startLocker(t, 1, Config{Config: strategy.Config{TTL: 10 * time.Second}})
 	tq := l.t
 	rkey := protocol.LockKey("lock:", "k")
 	k := protocol.KeysOf(rkey)
+	waits := "0"
 	run := func(t *testing.T, token string, prev ...any) any {
 		t.Helper()
 		c := nodes[0].Pool().Get()
 		defer c.Close()
 		kv := append(tq.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
-			token, int64(10000), token, "0", time.Now().UnixMicro(), "locker")
+			token, int64(10000), token, waits, time.Now().UnixMicro(), "locker")
 		kv = append(kv, prev...)
 		reply, err := tq.evalArgs(context.Background(), tq.nodes[0], c, tq.acquireScript, kv)
 		if err != nil {
@@ -43,8 +47,8 @@ func TestAcquireScriptReplies(t *testing.T) {
 	})
 	t.Run("release first", func(t *testing.T) {
 		reply := run(t, "b", "a")
-		v, ok := threeInts(reply)
-		if !ok || v != [3]int64{1, first + 1, 1} {
+		v, ok := acquireReply(reply)
+		if !ok || v != [4]int64{1, first + 1, 1, 0} || len(reply.([]any)) != 3 {
 			t.Fatalf("acquire script replied %#v, want [1 %d 1]", reply, first+1)
 		}
 	})
@@ -59,9 +63,25 @@ func TestAcquireScriptReplies(t *testing.T) {
 	})
 	t.Run("held", func(t *testing.T) {
 		reply := run(t, "d")
-		v, ok := threeInts(reply)
-		if !ok || v[0] != 0 || v[1] <= 0 || v[2] != 0 {
+		v, ok := acquireReply(reply)
+		if !ok || v[0] != 0 || v[1] <= 0 || v[2] != 0 || len(reply.([]any)) != 3 {
 			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0]", reply)
+		}
+	})
+	waits = "1"
+	t.Run("held, waiting", func(t *testing.T) {
+		reply := run(t, "e")
+		v, ok := acquireReply(reply)
+		if !ok || v != [4]int64{0, v[1], 0, 0} || v[1] <= 0 || len(reply.([]any)) != 4 {
+			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0 0] (not listening)", reply)
+		}
+	})
+	t.Run("held, waiting and listening", func(t *testing.T) {
+		locktest.Listen(t, nodes[0], protocol.Inbox(rkey, "locker"))
+		reply := run(t, "e")
+		v, ok := acquireReply(reply)
+		if !ok || v != [4]int64{0, v[1], 0, 1} || v[1] <= 0 {
+			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0 1] (listening)", reply)
 		}
 	})
 }

@@ -161,7 +161,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		}
 		var refusal error = strategy.ErrNotAcquired
 		if tl.busy > 0 {
-			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy}
+			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy, Listened: tl.heardEverywhere()}
 		}
 		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
 	}

@@ -99,6 +99,25 @@ func PTTL(t testing.TB, node *redistest.Node, key string) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// Listen subscribes to channel on a connection of its own, closed when
+// the test ends, as a Locker that listens on its inbox does: PUBSUB NUMSUB
+// counts it.
+func Listen(t testing.TB, node *redistest.Node, channel string) {
+	t.Helper()
+	c, err := redis.Dial("tcp", node.Addr())
+	if err != nil {
+		t.Fatalf("Dial(%s) = %v, want nil", node.Addr(), err)
+	}
+	psc := redis.PubSubConn{Conn: c}
+	t.Cleanup(func() { _ = psc.Close() })
+	if err := psc.Subscribe(channel); err != nil {
+		t.Fatalf("SUBSCRIBE %s = %v, want nil", channel, err)
+	}
+	if m, ok := psc.ReceiveWithTimeout(5 * time.Second).(redis.Subscription); !ok || m.Count != 1 {
+		t.Fatalf("SUBSCRIBE %s reply = %v, want a subscription", channel, m)
+	}
+}
+
 // LockValue returns the value of the lock name under prefix on node,
 // whichever of protocol.LockKeys the technique keeps it under ("" when
 // none exists).

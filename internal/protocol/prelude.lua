@@ -6,8 +6,8 @@
 -- group of functions as a table: every function a script defines costs
 -- Redis time on every call, so a script's fast path defines only waitLine
 -- and takeFence, and a slow path builds the group it needs:
---   waitLine()         the line of waiters: nowUs, nowMs, dropStale, join,
---                      leave, liveHead, member;
+--   waitLine()         the line of waiters: nowUs, nowMs, join, leave,
+--                      liveHead, member;
 --   waitLine("notice") the encodings and the head notice: parseMember,
 --                      inbox, headNotice, handOffNotice, tellHead;
 --   waitLine("fence")  the fencing counter: readFence, nextFence,
@@ -103,49 +103,38 @@ local function waitLine(group)
 		return math.floor(nowUs() / 1000)
 	end
 
-	-- dropStale takes the waiters unseen for `stale` ms (they gave up or
-	-- died) out of the line.
-	local function dropStale(line, seen, now, stale)
-		local gone = redis.call("ZRANGEBYSCORE", seen, "-inf", now - stale)
-		if #gone > 0 then
-			redis.call("ZREM", line, unpack(gone))
-			redis.call("ZREM", seen, unpack(gone))
-		end
-	end
-
 	-- join puts member in the line with order (once: a waiter's order never
-	-- changes) and marks it seen at now. The line's keys expire stale*4 ms
-	-- after the last join, or, when refresh is true, at least stale*3 ms
+	-- changes) and marks it seen at now. The line's keys expire life*4 ms
+	-- after the last join, or, when refresh is true, at least life*3 ms
 	-- after the last join or attempt of any waiter (one that finds less
-	-- left, or no expiry, sets stale*4 again: at most one pair of PEXPIREs
-	-- per stale ms however many join, while every live waiter attempts at
-	-- least every stale/2): a line that outlives its waiters is garbage. A line ordered by arrival
-	-- (lua_release) refreshes, since one that expired under its waiters
-	-- would be rebuilt in a new order; one ordered by the Lock calls'
-	-- tickets (redlock) is rebuilt in the same order, and saves the check.
-	local function join(line, seen, order, member, now, stale, refresh)
+	-- left, or no expiry, sets life*4 again: at most one pair of PEXPIREs
+	-- per life ms however many join, while every live waiter attempts at
+	-- least every life/2; life is the longest a waiter keeps its place
+	-- unseen, LISTENED): a line that outlives its waiters is garbage. A
+	-- line ordered by arrival (lua_release) refreshes, since one that
+	-- expired under its waiters would be rebuilt in a new order; one
+	-- ordered by the Lock calls' tickets (redlock) is rebuilt in the same
+	-- order, and saves the check.
+	local function join(line, seen, order, member, now, life, refresh)
 		local new = redis.call("ZADD", seen, now, member)
 		new = new + redis.call("ZADD", line, "NX", order, member)
 		if refresh then
-			new = redis.call("PTTL", line) < stale * 3 and 1 or 0 -- -1: none yet
+			new = redis.call("PTTL", line) < life * 3 and 1 or 0 -- -1: none yet
 		end
 		if new > 0 then
-			redis.call("PEXPIRE", line, stale * 4)
-			redis.call("PEXPIRE", seen, stale * 4)
+			redis.call("PEXPIRE", line, life * 4)
+			redis.call("PEXPIRE", seen, life * 4)
 		end
 	end
 
 	-- liveHead returns the head of the line and when it was last seen,
 	-- or nil when nobody live waits. A head seen within `stale` ms is
-	-- live. Without `listened` (redlock), a head unseen for longer is
-	-- dropped with every waiter unseen for `stale` ms (dropStale). With
-	-- `listened` ms and the lock's notice channel (lua_release), a head
-	-- seen within `listened` ms is live too when its Locker listens on its
-	-- inbox (PUBSUB NUMSUB: a subscriber on this node; liveHead's third
-	-- reply is then true), and any other head is dropped alone: the
-	-- waiters behind it may be listening ones, each checked when it
-	-- reaches the head. A head seen within stale costs one ZRANGE and one
-	-- ZSCORE.
+	-- live, and so is one seen within `listened` ms whose Locker listens
+	-- on its inbox (PUBSUB NUMSUB of the lock's notice channel `channel`
+	-- and its Locker: a subscriber on this node; liveHead's third reply is
+	-- then true). Any other head is dropped, alone: the waiters behind it
+	-- may be listening ones, each checked when it reaches the head. A head
+	-- seen within stale costs one ZRANGE and one ZSCORE.
 	local function liveHead(line, seen, now, stale, listened, channel)
 		while true do
 			local head = redis.call("ZRANGE", line, 0, 0)[1]
@@ -156,19 +145,13 @@ local function waitLine(group)
 			if last and last > now - stale then
 				return head, last, false
 			end
-			if not listened then
-				dropStale(line, seen, now, stale)
-				if not last then -- never seen: not a waiter of ours
-					redis.call("ZREM", line, head)
-				end
-			else
-				local locker = last and last > now - listened and string.match(head, "^%d+/([^/]*)/.+$")
-				if locker and redis.call("PUBSUB", "NUMSUB", channel .. ":" .. locker)[2] > 0 then
-					return head, last, true
-				end
-				redis.call("ZREM", line, head)
-				redis.call("ZREM", seen, head)
+			-- the Locker's name in the member (parseMember's format)
+			local locker = last and last > now - listened and string.match(head, "^%d+/([^/]*)/.+$")
+			if locker and redis.call("PUBSUB", "NUMSUB", channel .. ":" .. locker)[2] > 0 then
+				return head, last, true
 			end
+			redis.call("ZREM", line, head)
+			redis.call("ZREM", seen, head)
 		end
 	end
 
@@ -184,7 +167,7 @@ local function waitLine(group)
 	local function member(ttl, locker, waiter)
 		return ttl .. "/" .. locker .. "/" .. waiter
 	end
-	return {nowUs = nowUs, nowMs = nowMs, dropStale = dropStale, join = join, leave = leave, liveHead = liveHead, member = member}
+	return {nowUs = nowUs, nowMs = nowMs, join = join, leave = leave, liveHead = liveHead, member = member}
 end
 
 -- takeFence gives the holder that has just SET lock its fencing token, on
