@@ -102,18 +102,28 @@ func awaitLock(t *testing.T, done <-chan lockResult, from time.Time, bound time.
 	}
 }
 
-// TestRemoteWaiterWokenByNotice: a waiter in another Locker whose Retry
-// waits an hour, and whose holder has a 60 s TTL, gets the lock promptly
-// after Unlock: the release notices the nodes publish wake it. Its fence is
-// above the holder's.
-func TestRemoteWaiterWokenByNotice(t *testing.T) {
-	nodes := startNodes(t, 5)
-	ctx := context.Background()
+// waitBehind starts n nodes, a holder's Locker that takes "k" for a
+// minute, and a waiter's Locker whose Retry waits an hour, whose Lock of
+// "k" (bounded by a minute) is subscribed on every node when waitBehind
+// returns the holder's lease and the channel of the waiter's result.
+func waitBehind(t *testing.T, n int) ([]*redistest.Node, strategy.Lease, <-chan lockResult) {
+	t.Helper()
+	nodes := startNodes(t, n)
 	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute}})
 	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
 	a := mustLock(t, holder, "k")
 	done := lockAsync(waiter, "k", time.Minute)
 	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
+	return nodes, a, done
+}
+
+// TestRemoteWaiterWokenByNotice: a waiter in another Locker whose Retry
+// waits an hour, and whose holder has a 60 s TTL, gets the lock promptly
+// after Unlock: the release notices the nodes publish wake it. Its fence is
+// above the holder's.
+func TestRemoteWaiterWokenByNotice(t *testing.T) {
+	ctx := context.Background()
+	_, a, done := waitBehind(t, 5)
 
 	released := time.Now()
 	if err := a.Unlock(ctx); err != nil {
@@ -135,13 +145,8 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 // on every node), not once per LineStale/2, and the release still wakes
 // it at once.
 func TestListeningWaiterSleeps(t *testing.T) {
-	nodes := startNodes(t, 3)
 	ctx := context.Background()
-	holder := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute}})
-	waiter := newLocker(t, nodes, redlock.Config{NodeTimeout: patient, Config: strategy.Config{Retry: strategy.Fixed(time.Hour)}})
-	a := mustLock(t, holder, "k")
-	done := lockAsync(waiter, "k", time.Minute)
-	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
+	nodes, a, done := waitBehind(t, 3)
 	waitCalls(t, nodes, "pttl", 2) // the attempts before and just after it subscribed
 	time.Sleep(redlock.LineStale / 2)
 	resetStats(t, nodes)
