@@ -158,12 +158,8 @@ local member = L.member(ttl, locker, me)
 local now = L.nowMs()
 -- The lock goes to the earliest ticket among the live waiters and us
 -- (liveHead drops the dead heads first).
-local head = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
-local first = head == nil or head == member
-if not first then
-	local order = tonumber(redis.call("ZSCORE", line, head))
-	first = ticket < order or (ticket == order and member < head)
-end
+local head, _, _, order = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
+local first = head == nil or head == member or ticket < order or (ticket == order and member < head)
 if first and not v then
 	local won = take()
 	if not (won and won.err) then

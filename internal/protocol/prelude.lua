@@ -127,28 +127,30 @@ local function waitLine(group)
 		end
 	end
 
-	-- liveHead returns the head of the line and when it was last seen,
+	-- liveHead returns the head of the line, when it was last seen,
+	-- whether its Locker was found listening, and its order in the line,
 	-- or nil when nobody live waits. A head seen within `stale` ms is
 	-- live, and so is one seen within `listened` ms whose Locker listens
 	-- on its inbox (PUBSUB NUMSUB of the lock's notice channel `channel`
-	-- and its Locker: a subscriber on this node; liveHead's third reply is
-	-- then true). Any other head is dropped, alone: the waiters behind it
-	-- may be listening ones, each checked when it reaches the head. A head
+	-- and its Locker: a subscriber on this node; the third reply is then
+	-- true). Any other head is dropped, alone: the waiters behind it may
+	-- be listening ones, each checked when it reaches the head. A head
 	-- seen within stale costs one ZRANGE and one ZSCORE.
 	local function liveHead(line, seen, now, stale, listened, channel)
 		while true do
-			local head = redis.call("ZRANGE", line, 0, 0)[1]
+			local first = redis.call("ZRANGE", line, 0, 0, "WITHSCORES")
+			local head = first[1]
 			if not head then
 				return nil
 			end
 			local last = tonumber(redis.call("ZSCORE", seen, head))
 			if last and last > now - stale then
-				return head, last, false
+				return head, last, false, tonumber(first[2])
 			end
 			-- the Locker's name in the member (parseMember's format)
 			local locker = last and last > now - listened and string.match(head, "^%d+/([^/]*)/.+$")
 			if locker and redis.call("PUBSUB", "NUMSUB", channel .. ":" .. locker)[2] > 0 then
-				return head, last, true
+				return head, last, true, tonumber(first[2])
 			end
 			redis.call("ZREM", line, head)
 			redis.call("ZREM", seen, head)
