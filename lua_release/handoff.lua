@@ -18,7 +18,12 @@
 -- a bad counter fails the script with nothing written. The callers make
 -- the plain delete themselves when nobody waits (EXISTS of the line),
 -- before they need handOn.
-local function handOn(lock, fence, line, seen, channel, stale, listened, recent, retention)
+-- quiet, when given, is the line member of a waiter of the caller's own
+-- Locker (pass.lua): at the head it is alive (it waits in that Locker
+-- now) and is handed the lock without a notice, since the caller hands
+-- it over itself. Returns the member handed the lock and its fencing
+-- token, or nil when the lock was deleted instead.
+local function handOn(lock, fence, line, seen, channel, stale, listened, recent, retention, quiet)
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
 	local stored = F.readFence(fence)
 	local now = L.nowMs()
@@ -34,12 +39,14 @@ local function handOn(lock, fence, line, seen, channel, stale, listened, recent,
 		return
 	end
 	local box = N.inbox(channel, locker)
-	if listening or last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
+	if head == quiet or listening or last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
 		redis.call("SET", lock, waiter, "PX", ttl)
 		local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
 		L.leave(line, seen, head)
-		redis.call("PUBLISH", box, N.handOffNotice(f, waiter))
-		return
+		if head ~= quiet then
+			redis.call("PUBLISH", box, N.handOffNotice(f, waiter))
+		end
+		return head, f
 	end
 	redis.call("DEL", lock)
 	redis.call("PUBLISH", box, N.headNotice(waiter))

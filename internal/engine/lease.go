@@ -207,9 +207,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 			ho.valid = next.TTL
 		}
 		if !s.l.lines.handOff(s.rkey, w, ho) {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			_ = s.l.tech.Release(rctx, Held{Key: s.rkey, Value: ho.value, Fence: ho.fence})
+			s.l.handedToGone(ctx, s.rkey, w, ho)
 		}
 	} else {
 		s.l.lines.poke(s.rkey, "")
@@ -221,6 +219,26 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, released)
 	}
 	return nil
+}
+
+// handedToGone deals with the lock h of the Redis key rkey that a local
+// Unlock took for w after w left the key's line. A lock in w's name (a technique that hands locks
+// to waiters by name, whose acquire answers w's own attempts with it too)
+// either is w's lease already, taken by such an attempt, or was handed to
+// a waiter that gave up: that one is passed on as a hand-off notice for a
+// departed waiter is (passOn). Any other lock (a hand-off token of its
+// own) is w's by nobody: it is released, on a fresh context bounded by
+// cleanupTimeout.
+func (l *Locker) handedToGone(ctx context.Context, rkey string, w *waiter, h handoff) {
+	if h.value == w.name {
+		if l.departed.take(rkey, w.name, time.Now()) {
+			l.passOn(rkey, w.name, h.fence)
+		}
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = l.tech.Release(rctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
 }
 
 // snapshot returns what Release and Extend need, and whether the lease is

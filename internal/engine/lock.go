@@ -89,7 +89,12 @@ type waitState struct {
 	refusedTry  uint64 // the number of the attempt refused at refusedAt
 	queued      bool   // an attempt was refused, so the technique may have queued the waiter
 	lastFailure error  // the last error that was not "held by someone else"
-	timer       *time.Timer
+	// won is the value of the lock the waiter's own attempt took: a
+	// local hand-off of that same lock (in the waiter's name, which the
+	// technique's acquire answers with too) is the waiter's lease, not a
+	// lock to release when it leaves.
+	won   string
+	timer *time.Timer
 	// handOff: the lock was handed off to the waiter, by a local Unlock
 	// (handOffLocal) or a release in Redis; for the Observer.
 	handOff, handOffLocal bool
@@ -111,6 +116,9 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	switch {
 	case err == nil:
 		s.queued = false // the technique took the waiter out of its line
+		if ls, ok := lease.(*Lease); ok {
+			s.won = ls.value
+		}
 		return lease, 0, nil
 	case errors.Is(err, fault.ErrCrashed):
 		s.queued = false // a client that died leaves its line entry to go stale
@@ -216,7 +224,7 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	// A lock handed to w that w did not take: by a local Unlock, or by a
 	// release in Redis after w's Abandon (which passes on what came
 	// before it, but may have failed). w gave up, so the lock is nobody's.
-	if handedOff && (off.local || s.queued) {
+	if handedOff && (off.local || s.queued) && off.value != s.won {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})

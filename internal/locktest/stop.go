@@ -170,3 +170,39 @@ func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
 	}
 	return 0
 }
+
+// ScriptsRun is how many scripts node ran by EVALSHA or EVAL, as its INFO
+// commandstats counts them: calls that failed (a NOSCRIPT, which the
+// EVAL after it runs, or a script's error) are not counted.
+func ScriptsRun(t testing.TB, node *redistest.Node) int {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "commandstats"))
+	if err != nil {
+		t.Fatalf("INFO commandstats = %v", err)
+	}
+	n := 0
+	for line := range strings.Lines(info) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
+		if !ok {
+			rest, ok = strings.CutPrefix(strings.TrimSpace(line), "cmdstat_eval:")
+		}
+		if !ok {
+			continue
+		}
+		var calls, failed int
+		for field := range strings.SplitSeq(rest, ",") {
+			k, v, _ := strings.Cut(field, "=")
+			switch k {
+			case "calls":
+				calls, err = strconv.Atoi(v)
+			case "failed_calls":
+				failed, err = strconv.Atoi(v)
+			}
+			if err != nil {
+				t.Fatalf("INFO commandstats %q: %v", line, err)
+			}
+		}
+		n += calls - failed
+	}
+	return n
+}

@@ -1,0 +1,150 @@
+package luarelease_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// TestUnlockHandsToLocalWaiter: when a goroutine of the holder's own Locker
+// waits, Unlock serves it in the release's own script (pass.lua): the
+// waiter holds the lock when Unlock returns, with the next fencing token,
+// and Redis ran one script and published no notice. Before, the release
+// published a hand-off notice to the Locker's own inbox and the waiter
+// made an attempt of its own as well (2 scripts, 1 PUBLISH).
+//   - waiter in line: B was refused and waits in the line in Redis, as
+//     its head;
+//   - line empty: B's place in the line was lost (the line deleted), so
+//     nobody waits there: B gets the lock as an uncontended acquire would.
+func TestUnlockHandsToLocalWaiter(t *testing.T) {
+	tests := []struct {
+		name     string
+		dropLine bool
+	}{
+		{name: "waiter in line"},
+		{name: "line empty", dropLine: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			locktest.NoLeaks(t)
+			node := redistest.Start(t, 1)[0]
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+			a, err := l.Lock(ctx, "k")
+			if err != nil {
+				t.Fatalf("A Lock() = %v, want nil", err)
+			}
+			b := make(chan strategy.Lease, 1)
+			go func() {
+				lease, err := l.Lock(ctx, "k")
+				if err != nil {
+					t.Errorf("B Lock() = %v, want nil", err)
+				}
+				b <- lease
+			}()
+			waitInLine(t, node, lineK, 1)
+			waitSubscribed(t, node, inboxK+":")
+			// B makes one more attempt once it listens (a notice may have
+			// gone by while it subscribed), then sleeps for LineListened/2.
+			time.Sleep(50 * time.Millisecond)
+			if tt.dropLine {
+				if _, err := node.Do("DEL", lineK, seenK); err != nil {
+					t.Fatalf("DEL line: %v", err)
+				}
+			}
+			if _, err := node.Do("CONFIG", "RESETSTAT"); err != nil {
+				t.Fatalf("CONFIG RESETSTAT: %v", err)
+			}
+			if err := a.Unlock(ctx); err != nil {
+				t.Fatalf("A Unlock() = %v, want nil", err)
+			}
+			var lease strategy.Lease
+			select {
+			case lease = <-b:
+			case <-time.After(2 * time.Second):
+				t.Fatal("B did not get the lock within 2s of A's Unlock")
+			}
+			if lease == nil {
+				return
+			}
+			scripts := locktest.ScriptsRun(t, node)
+			if scripts != 1 {
+				t.Errorf("scripts run from A's Unlock to B holding the lock = %d, want 1 (the release that serves B)", scripts)
+			}
+			if n := locktest.CommandCalls(t, node, "publish"); n != 0 {
+				t.Errorf("PUBLISH calls = %d, want 0: the waiter is handed the lock by its own Locker", n)
+			}
+			if got, want := lease.Fence(), a.Fence()+1; got != want {
+				t.Errorf("B Fence() = %d, want %d", got, want)
+			}
+			if n, err := redis.Int(node.Do("EXISTS", lineK)); err != nil || n != 0 {
+				t.Errorf("EXISTS line with B holding = %d, %v; want 0: B left it", n, err)
+			}
+			if err := lease.Unlock(ctx); err != nil {
+				t.Errorf("B Unlock() = %v, want nil", err)
+			}
+			if n, err := redis.Int(node.Do("EXISTS", lockK)); err != nil || n != 0 {
+				t.Errorf("EXISTS lock after B's Unlock = %d, %v; want 0", n, err)
+			}
+		})
+	}
+}
+
+// TestUnlockServesRemoteHeadFirst: the local hand-off keeps the line's
+// order. R, a waiter of another Locker, joined the line before B, a
+// goroutine of the holder's Locker: A's Unlock hands the lock to R (by
+// its notice), and B gets it only after R.
+func TestUnlockServesRemoteHeadFirst(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	remote := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	a, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("A Lock() = %v, want nil", err)
+	}
+	order := make(chan string, 2)
+	var wg sync.WaitGroup
+	defer wg.Wait() // before cancel: the waiters' Unlocks use ctx
+	lockThen := func(who string, l strategy.Locker) {
+		defer wg.Done()
+		lease, err := l.Lock(ctx, "k")
+		if err != nil {
+			order <- who + " failed: " + err.Error()
+			return
+		}
+		order <- who
+		time.Sleep(20 * time.Millisecond) // so that the other waits
+		if err := lease.Unlock(ctx); err != nil {
+			t.Errorf("%s Unlock() = %v, want nil", who, err)
+		}
+	}
+	wg.Add(2)
+	go lockThen("R", remote)
+	waitInLine(t, node, lineK, 1)
+	go lockThen("B", l)
+	waitInLine(t, node, lineK, 2)
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("A Unlock() = %v, want nil", err)
+	}
+	for _, want := range []string{"R", "B"} {
+		select {
+		case got := <-order:
+			if got != want {
+				t.Fatalf("next to get the lock = %s, want %s (R joined the line first)", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s did not get the lock within 5s", want)
+		}
+	}
+}
