@@ -75,10 +75,17 @@
 //     that expired and was taken by someone else is left alone and Unlock
 //     returns ErrNotHeld. A notice that is lost costs only time: the
 //     waiter's next attempt finds the lock set to its name and takes it.
+//     When a goroutine of the releasing Locker waits for the key, Unlock
+//     runs the same release with that waiter in it instead (pass.lua): if
+//     nobody else waits in the line, or the waiter is its head, the lock
+//     is set to the waiter's name with a new fencing token and no notice,
+//     and Unlock hands it over from the reply; otherwise the release
+//     serves the line as above and the waiter tries on its own.
 //  5. Extend: one script, if GET key == token then PEXPIRE key ttl.
 //
 // Each operation is one round trip, and a hand-off under contention is one
-// round trip plus the notice's delivery. Scripts run with EVALSHA, falling back
+// round trip plus the notice's delivery (to a goroutine of the releasing
+// Locker: the round trip alone). Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
 // Fencing tokens strictly increase across successive holders of a key:
