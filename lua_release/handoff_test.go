@@ -31,6 +31,23 @@ func newLocker(t *testing.T, pool strategy.Pool, cfg strategy.Config) strategy.L
 	return l
 }
 
+// holding starts a node and a Locker over it that never polls, and has
+// that Locker take "k": the opening of the tests in which a holder's
+// Unlock meets waiters. ctx bounds the test's calls to 20 s.
+func holding(t *testing.T) (ctx context.Context, node *redistest.Node, l strategy.Locker, lease strategy.Lease) {
+	t.Helper()
+	locktest.NoLeaks(t)
+	node = redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	l = newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	lease, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("Lock() = %v, want nil", err)
+	}
+	return ctx, node, l, lease
+}
+
 // lockAsync runs Lock in a goroutine; the returned channel yields its
 // result. The goroutine ends when Lock returns (bounded by ctx).
 func lockAsync(ctx context.Context, l strategy.Locker, key string) <-chan error {
@@ -147,15 +164,7 @@ func TestWaiterNeverSleepsPastExpiry(t *testing.T) {
 // again at once joins the back of the line: the goroutine already waiting
 // gets the lock first.
 func TestLocalWaitersAreServedInOrder(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
-	a, err := l.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("Lock() = %v, want nil", err)
-	}
+	ctx, node, l, a := holding(t)
 	order := make(chan string, 2)
 	bHolds := make(chan strategy.Lease, 1)
 	go func() {

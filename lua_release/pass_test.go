@@ -1,7 +1,6 @@
 package luarelease_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
-	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -33,15 +31,7 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			locktest.NoLeaks(t)
-			node := redistest.Start(t, 1)[0]
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
-			a, err := l.Lock(ctx, "k")
-			if err != nil {
-				t.Fatalf("A Lock() = %v, want nil", err)
-			}
+			ctx, node, l, a := holding(t)
 			b := make(chan strategy.Lease, 1)
 			go func() {
 				lease, err := l.Lock(ctx, "k")
@@ -103,19 +93,11 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 // goroutine of the holder's Locker: A's Unlock hands the lock to R (by
 // its notice), and B gets it only after R.
 func TestUnlockServesRemoteHeadFirst(t *testing.T) {
-	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	ctx, node, l, a := holding(t)
 	remote := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
-	a, err := l.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("A Lock() = %v, want nil", err)
-	}
 	order := make(chan string, 2)
 	var wg sync.WaitGroup
-	defer wg.Wait() // before cancel: the waiters' Unlocks use ctx
+	defer wg.Wait() // before ctx ends: the waiters' Unlocks use it
 	lockThen := func(who string, l strategy.Locker) {
 		defer wg.Done()
 		lease, err := l.Lock(ctx, "k")
