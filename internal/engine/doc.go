@@ -40,7 +40,8 @@
 // are in waitq.go, Lock's loop and what a waiter that gives up passes on
 // are in lock.go, a hand-off that comes after the waiter left is passed
 // on from departed.go, and the Unlock that hands off locally is
-// Lease.pass in lease.go.
+// Lease.handOffTo in lease.go (with handedToGone, for a waiter that left
+// before the hand-off reached it).
 //
 // Config.Observer, when set, hears every call's outcome from observe.go,
 // called at a few points of Lock, TryLock, Unlock and Extend; each point
