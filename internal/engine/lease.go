@@ -222,18 +222,15 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 }
 
 // handedToGone deals with the lock h of the Redis key rkey that a local
-// Unlock took for w after w left the key's line. A lock in w's name (a technique that hands locks
-// to waiters by name, whose acquire answers w's own attempts with it too)
-// either is w's lease already, taken by such an attempt, or was handed to
-// a waiter that gave up: that one is passed on as a hand-off notice for a
-// departed waiter is (passOn). Any other lock (a hand-off token of its
-// own) is w's by nobody: it is released, on a fresh context bounded by
+// Unlock took for w after w left the key's line. A lock in w's name (a
+// technique that hands locks to waiters by name answers w's own attempts
+// with it too) may be the one w took by such an attempt and holds: it is
+// left alone. Any other (a hand-off token of its own, or a lock in the
+// name of a waiter that gave up) is nobody's: it is released, which
+// passes it on to the next waiter in line, on a fresh context bounded by
 // cleanupTimeout.
 func (l *Locker) handedToGone(ctx context.Context, rkey string, w *waiter, h handoff) {
-	if h.value == w.name {
-		if l.departed.take(rkey, w.name, time.Now()) {
-			l.passOn(rkey, w.name, h.fence)
-		}
+	if won := w.won.Load(); won != nil && *won == h.value {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

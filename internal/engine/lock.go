@@ -118,6 +118,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		s.queued = false // the technique took the waiter out of its line
 		if ls, ok := lease.(*Lease); ok {
 			s.won = ls.value
+			w.won.Store(&s.won)
 		}
 		return lease, 0, nil
 	case errors.Is(err, fault.ErrCrashed):

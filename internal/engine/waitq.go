@@ -67,6 +67,10 @@ type waiter struct {
 	// lock).
 	next   Attempt
 	passes int
+	// won is the value of the lock the waiter took by an attempt of its
+	// own, set before it leaves the line: a local hand-off that reaches
+	// the line after it (handedToGone) may be that same lock.
+	won atomic.Pointer[string]
 }
 
 // event is what a waiter hears from its line.
