@@ -76,11 +76,11 @@
 //     returns ErrNotHeld. A notice that is lost costs only time: the
 //     waiter's next attempt finds the lock set to its name and takes it.
 //     When a goroutine of the releasing Locker waits for the key, Unlock
-//     runs the same release with that waiter in it instead (pass.lua): if
-//     nobody else waits in the line, or the waiter is its head, the lock
-//     is set to the waiter's name with a new fencing token and no notice,
-//     and Unlock hands it over from the reply; otherwise the release
-//     serves the line as above and the waiter tries on its own.
+//     runs the same release with that waiter in it instead (pass.lua):
+//     when the waiter is the head of the line, the lock is handed to it
+//     as above but without the notice, and Unlock hands it over from the
+//     reply; otherwise the release serves the line as above and the
+//     waiter tries on its own.
 //  5. Extend: one script, if GET key == token then PEXPIRE key ttl.
 //
 // Each operation is one round trip, and a hand-off under contention is one

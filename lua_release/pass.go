@@ -12,31 +12,32 @@ import (
 var _ engine.HandOffer = (*technique)(nil)
 
 // HandOff releases the lock h holds and, in the same script (pass.lua),
-// serves next, the attempt of a waiter of the same Locker, when its turn
-// has come: nobody else waits in the line, or the waiter is the line's
-// head. The lock is then set to the waiter's name with a new fencing
-// token, as a release in Redis hands a lock to the head of the line, but
-// without the notice: the engine hands it over from the reply. The waiter
-// holds the lock one round trip after Unlock began, with no notice and no
-// attempt of its own; an attempt of its own that crosses the hand-off, or
-// follows a lost reply, finds the lock in its name and takes it
-// (acquire.lua).
+// serves next, the attempt of a waiter of the same Locker, when the
+// waiter is the head of the line in Redis: the lock is set to the
+// waiter's name with a new fencing token, as a release hands a lock to
+// the head of the line, but without the notice: the engine hands it over
+// from the reply. The waiter holds the lock one round trip after Unlock
+// began, with no notice and no attempt of its own; an attempt of its own
+// that crosses the hand-off, or follows a lost reply, finds the lock in
+// its name and takes it (acquire.lua), and a waiter that gives up passes
+// such a lock on (Abandon), as any waiter in the line does.
 //
 // It returns next's result and the release's outcome. The lock went to
-// another waiter of the line (or was deleted for one that must try
-// first): next's error wraps strategy.ErrNotAcquired, the release's is nil,
-// and the engine tells the waiter to try. The lock did not hold h.Value:
+// another waiter of the line, or was deleted (nobody waits in the line,
+// the waiter included, or its head must try first): next's error wraps
+// strategy.ErrNotAcquired, the release's is nil, and the engine tells the
+// waiter to try. The lock did not hold h.Value:
 // both wrap strategy.ErrNotHeld, nothing was written. A Redis failure, or
-// a bad fencing counter (the script wrote nothing, or deleted the lock it
-// was setting for next), is both errors: the engine then keeps the lease
-// unspent, and a later Unlock finds out which it was.
+// a bad fencing counter (the script wrote nothing), is both errors: the
+// engine then keeps the lease unspent, and a later Unlock finds out which
+// it was.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
 	k := h.Keys
 	if len(k) != 4 { // a lock handed off or taken back: no keys kept
 		k = protocol.KeysOf(h.Key).All()
 	}
-	args := append(t.pass.Args(8), k...)
-	args = append(args, h.Value, next.Waiter, t.args.TTL(next.TTL), member(next))
+	args := append(t.pass.Args(6), k...)
+	args = append(args, h.Value, member(next))
 	reply, err := t.pass.Call(ctx, t.pool, args)
 	if err != nil {
 		err = fmt.Errorf("hand off: %w", err)
@@ -49,7 +50,7 @@ func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Atte
 			err := fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
 			return engine.Acquired{}, err, err
 		case 1:
-			return engine.Acquired{}, fmt.Errorf("%w: the lock went to the head of the line", strategy.ErrNotAcquired), nil
+			return engine.Acquired{}, fmt.Errorf("%w: the waiter is not the head of the line", strategy.ErrNotAcquired), nil
 		}
 	case []any:
 		if len(r) != 1 {

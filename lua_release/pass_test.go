@@ -12,22 +12,25 @@ import (
 )
 
 // TestUnlockHandsToLocalWaiter: when a goroutine of the holder's own Locker
-// waits, Unlock serves it in the release's own script (pass.lua): the
-// waiter holds the lock when Unlock returns, with the next fencing token,
-// and Redis ran one script and published no notice. Before, the release
-// published a hand-off notice to the Locker's own inbox and the waiter
-// made an attempt of its own as well (2 scripts, 1 PUBLISH).
+// waits, Unlock serves it in the release's own script (pass.lua), and
+// publishes no notice.
 //   - waiter in line: B was refused and waits in the line in Redis, as
-//     its head;
-//   - line empty: B's place in the line was lost (the line deleted), so
-//     nobody waits there: B gets the lock as an uncontended acquire would.
+//     its head: it holds the lock when A's Unlock returns, with the next
+//     fencing token, after 1 script. Before, the release published a
+//     hand-off notice to the Locker's own inbox (and B's own attempt,
+//     woken by the Unlock, made a second script).
+//   - waiter not in line: B's place was lost (the line deleted), so the
+//     release deletes the lock and B takes it by its own attempt, woken
+//     by the Unlock: 2 scripts. A lock is put in the name only of a waiter
+//     in the line, whose Abandon passes it on if it gives up.
 func TestUnlockHandsToLocalWaiter(t *testing.T) {
 	tests := []struct {
-		name     string
-		dropLine bool
+		name        string
+		dropLine    bool
+		wantScripts int
 	}{
-		{name: "waiter in line"},
-		{name: "line empty", dropLine: true},
+		{name: "waiter in line", wantScripts: 1},
+		{name: "waiter not in line", dropLine: true, wantScripts: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,8 +69,8 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 				return
 			}
 			scripts := locktest.ScriptsRun(t, node)
-			if scripts != 1 {
-				t.Errorf("scripts run from A's Unlock to B holding the lock = %d, want 1 (the release that serves B)", scripts)
+			if scripts != tt.wantScripts {
+				t.Errorf("scripts run from A's Unlock to B holding the lock = %d, want %d", scripts, tt.wantScripts)
 			}
 			if n := locktest.CommandCalls(t, node, "publish"); n != 0 {
 				t.Errorf("PUBLISH calls = %d, want 0: the waiter is handed the lock by its own Locker", n)
