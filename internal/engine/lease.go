@@ -230,7 +230,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 // passes it on to the next waiter in line, on a fresh context bounded by
 // cleanupTimeout.
 func (l *Locker) handedToGone(ctx context.Context, rkey string, w *waiter, h handoff) {
-	if won := w.won.Load(); won != nil && *won == h.value {
+	if won := l.lines.took(rkey, w); won != "" && won == h.value {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -118,7 +118,6 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		s.queued = false // the technique took the waiter out of its line
 		if ls, ok := lease.(*Lease); ok {
 			s.won = ls.value
-			w.won.Store(&s.won)
 		}
 		return lease, 0, nil
 	case errors.Is(err, fault.ErrCrashed):
@@ -218,7 +217,7 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 		// after finds it here (passOn), one before reaches w.
 		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
 	}
-	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w)
+	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w, s.won)
 	if unsubscribe && l.hub != nil {
 		l.hub.Unsubscribe(l.channel(s.a.Key))
 	}

@@ -78,7 +78,7 @@ func TestLinesNextAttempt(t *testing.T) {
 				joined[name] = q.join("k", name, attemptOf(name))
 			}
 			for _, name := range tt.leave {
-				q.leave("k", joined[name])
+				q.leave("k", joined[name], "")
 			}
 			for name, w := range joined {
 				_, turns[name] = drainEvents(w)
@@ -195,7 +195,7 @@ func TestLinesGive(t *testing.T) {
 				"c": q.join("other", "c", Attempt{Key: "other", Waiter: "c"}),
 			}
 			for _, name := range tt.leave {
-				q.leave(ws[name].next.Key, ws[name])
+				q.leave(ws[name].next.Key, ws[name], "")
 			}
 			for _, w := range ws {
 				drainEvents(w) // turns from joining or from a head that left
@@ -251,7 +251,7 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 				t.Fatalf("nextAttempt(%q) = waiter %v, token %q; want a, %q", "k", w, next.Token, "a.p1")
 			}
 			if tt.leave {
-				q.leave("k", a)
+				q.leave("k", a, "")
 			}
 			h := handoff{value: next.Token, fence: 3, local: true}
 			if got := giveWithin(t, q, "k", w, h); got != tt.wantGiven {
@@ -306,7 +306,7 @@ func TestLinesLeaveReturnsHandOff(t *testing.T) {
 			if tt.handOff && !q.handOff("k", a, h) {
 				t.Fatalf("handOff(%q, a) = false, want true", "k")
 			}
-			off, handedOff, unsubscribe := q.leave("k", a)
+			off, handedOff, unsubscribe := q.leave("k", a, "")
 			if off != tt.wantOff || handedOff != tt.wantHeard || unsubscribe {
 				t.Errorf("leave(%q, a) = %+v, %v, %v; want %+v, %v, false", "k", off, handedOff, unsubscribe, tt.wantOff, tt.wantHeard)
 			}

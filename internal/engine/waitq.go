@@ -68,9 +68,10 @@ type waiter struct {
 	next   Attempt
 	passes int
 	// won is the value of the lock the waiter took by an attempt of its
-	// own, set before it leaves the line: a local hand-off that reaches
-	// the line after it (handedToGone) may be that same lock.
-	won atomic.Pointer[string]
+	// own, set as it leaves the line (guarded by the shard's lock): a
+	// local hand-off that reaches the line after it (handedToGone) may be
+	// that same lock.
+	won string
 }
 
 // event is what a waiter hears from its line.
@@ -148,13 +149,15 @@ func (q *lines) join(key, name string, next Attempt) *waiter {
 }
 
 // leave removes w from key's line, telling the next waiter to try if w was
-// the head. It returns the hand-off w was sent and has not taken, if any,
-// and reports whether the line is now empty and had subscribed, in which
-// case the caller unsubscribes.
-func (q *lines) leave(key string, w *waiter) (off handoff, handedOff, unsubscribe bool) {
+// the head, and records won, the value of the lock w took by an attempt
+// of its own ("" when none; see took). It returns the hand-off w was sent
+// and has not taken, if any, and reports whether the line is now empty
+// and had subscribed, in which case the caller unsubscribes.
+func (q *lines) leave(key string, w *waiter, won string) (off handoff, handedOff, unsubscribe bool) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	w.won = won
 	select {
 	case e := <-w.events:
 		off, handedOff = e.off, e.handedOff
@@ -179,6 +182,15 @@ func (q *lines) leave(key string, w *waiter) (off handoff, handedOff, unsubscrib
 	*ln = line{waiters: ln.waiters[:0]}
 	sh.spare = ln
 	return off, handedOff, unsubscribe
+}
+
+// took returns the value of the lock w took by an attempt of its own, as
+// it left key's line (leave), or "".
+func (q *lines) took(key string, w *waiter) string {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return w.won
 }
 
 // markSubscribed records that key's line holds a subscription, and reports
