@@ -76,7 +76,7 @@
 //     returns ErrNotHeld. A notice that is lost costs only time: the
 //     waiter's next attempt finds the lock set to its name and takes it.
 //     When a goroutine of the releasing Locker waits for the key, Unlock
-//     runs the same release with that waiter in it instead (pass.lua):
+//     runs the same release with that waiter's line member in it:
 //     when the waiter is the head of the line, the lock is handed to it
 //     as above but without the notice, and Unlock hands it over from the
 //     reply; otherwise the release serves the line as above and the

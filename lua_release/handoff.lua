@@ -19,9 +19,9 @@
 -- the plain delete themselves when nobody waits (EXISTS of the line),
 -- before they need handOn.
 -- quiet, when given, is the line member of a waiter of the caller's own
--- Locker (pass.lua): at the head it is alive (it waits in that Locker
--- now) and is handed the lock without a notice, since the caller hands
--- it over itself. Returns the member handed the lock and its fencing
+-- Locker (release.lua's ARGV[2]): at the head it is alive (it waits in
+-- that Locker now) and is handed the lock without a notice, since the
+-- caller hands it over itself. Returns the member handed the lock and its fencing
 -- token, or nil when the lock was deleted instead.
 local function handOn(lock, fence, line, seen, channel, stale, listened, recent, retention, quiet)
 	local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")

@@ -86,9 +86,7 @@ var (
 	//go:embed release.lua
 	releaseSource string
 	//go:embed handoff.lua
-	handoffSource string // after the prelude, the first part of release.lua, abandon.lua and pass.lua
-	//go:embed pass.lua
-	passSource string
+	handoffSource string // after the prelude, the first part of release.lua and abandon.lua
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
@@ -133,7 +131,6 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 		acquire: engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
 		abandon: protocol.Script(4, consts+handoffSource+abandonSource),
 		release: engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
-		pass:    engine.NewScript(protocol.Script(4, consts+handoffSource+passSource), 4),
 		extend:  scripts.ComparePExpire(),
 	}
 }
@@ -153,7 +150,6 @@ type technique struct {
 	acquire *engine.Script
 	abandon *redis.Script
 	release *engine.Script
-	pass    *engine.Script // pass.lua: the release that serves a waiter of the same Locker (HandOff)
 	extend  *redis.Script
 	args    engine.LockerArgs // the Locker's TTL and name, boxed once
 }

@@ -11,7 +11,7 @@ import (
 
 var _ engine.HandOffer = (*technique)(nil)
 
-// HandOff releases the lock h holds and, in the same script (pass.lua),
+// HandOff releases the lock h holds and, in the same script (release.lua),
 // serves next, the attempt of a waiter of the same Locker, when the
 // waiter is the head of the line in Redis: the lock is set to the
 // waiter's name with a new fencing token, as a release hands a lock to
@@ -36,9 +36,9 @@ func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Atte
 	if len(k) != 4 { // a lock handed off or taken back: no keys kept
 		k = protocol.KeysOf(h.Key).All()
 	}
-	args := append(t.pass.Args(6), k...)
+	args := append(t.release.Args(6), k...)
 	args = append(args, h.Value, member(next))
-	reply, err := t.pass.Call(ctx, t.pool, args)
+	reply, err := t.release.Call(ctx, t.pool, args)
 	if err != nil {
 		err = fmt.Errorf("hand off: %w", err)
 		return engine.Acquired{}, err, err

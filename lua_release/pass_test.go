@@ -12,8 +12,8 @@ import (
 )
 
 // TestUnlockHandsToLocalWaiter: when a goroutine of the holder's own Locker
-// waits, Unlock serves it in the release's own script (pass.lua), and
-// publishes no notice.
+// waits, Unlock serves it in the release's own script (release.lua with
+// the waiter's line member), and publishes no notice.
 //   - waiter in line: B was refused and waits in the line in Redis, as
 //     its head: it holds the lock when A's Unlock returns, with the next
 //     fencing token, after 1 script. Before, the release published a
