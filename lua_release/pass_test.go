@@ -1,6 +1,8 @@
 package luarelease_test
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -131,5 +134,68 @@ func TestUnlockServesRemoteHeadFirst(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s did not get the lock within 5s", want)
 		}
+	}
+}
+
+// TestLostHandOffReplyCostsNothing: A's Unlock hands the lock to B, a
+// goroutine of the same Locker at the head of the line, and the reply is
+// lost (the proxy drops it). Unlock fails when its ctx ends and the lease
+// is not spent; B, told to try, finds the lock in its name (acquire.lua)
+// and holds it with the fencing token the release gave it; A's next
+// Unlock finds the lock not A's. No lock is left held by nobody.
+func TestLostHandOffReplyCostsNothing(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	proxy := redistest.NewProxy(t, node.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l := newLocker(t, proxy.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
+	// The release script is cached on the node first, so that the reply
+	// dropped below is the hand-off's, not a NOSCRIPT's.
+	if warm, err := l.Lock(ctx, "warm"); err != nil || warm.Unlock(ctx) != nil {
+		t.Fatalf("Lock and Unlock of another key = %v, want nil", err)
+	}
+	a, err := l.Lock(ctx, "k")
+	if err != nil {
+		t.Fatalf("A Lock() = %v, want nil", err)
+	}
+	b := make(chan strategy.Lease, 1)
+	go func() {
+		lease, err := l.Lock(ctx, "k")
+		if err != nil {
+			t.Errorf("B Lock() = %v, want nil", err)
+		}
+		b <- lease
+	}()
+	waitInLine(t, node, lineK, 1)
+	waitSubscribed(t, node, inboxK+":")
+	time.Sleep(50 * time.Millisecond) // B's attempt once it listens; then it sleeps
+	proxy.DropNextReplies(1)
+	uctx, ucancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = a.Unlock(uctx)
+	ucancel()
+	if err == nil {
+		t.Fatal("A Unlock() with its reply lost = nil, want an error")
+	}
+	var lease strategy.Lease
+	select {
+	case lease = <-b:
+	case <-time.After(5 * time.Second):
+		t.Fatal("B did not get the lock within 5s of A's failed Unlock")
+	}
+	if lease == nil {
+		return
+	}
+	if got, want := lease.Fence(), a.Fence()+1; got != want {
+		t.Errorf("B Fence() = %d, want %d (the hand-off's)", got, want)
+	}
+	if err := a.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
+		t.Errorf("A's second Unlock() = %v, want %v", err, strategy.ErrNotHeld)
+	}
+	if err := lease.Unlock(ctx); err != nil {
+		t.Errorf("B Unlock() = %v, want nil", err)
+	}
+	if n, err := redis.Int(node.Do("EXISTS", lockK)); err != nil || n != 0 {
+		t.Errorf("EXISTS lock after B's Unlock = %d, %v; want 0", n, err)
 	}
 }
