@@ -38,19 +38,7 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, node, l, a := holding(t)
-			b := make(chan strategy.Lease, 1)
-			go func() {
-				lease, err := l.Lock(ctx, "k")
-				if err != nil {
-					t.Errorf("B Lock() = %v, want nil", err)
-				}
-				b <- lease
-			}()
-			waitInLine(t, node, lineK, 1)
-			waitSubscribed(t, node, inboxK+":")
-			// B makes one more attempt once it listens (a notice may have
-			// gone by while it subscribed), then sleeps for LineListened/2.
-			time.Sleep(50 * time.Millisecond)
+			b := waitingB(ctx, t, node, l)
 			if tt.dropLine {
 				if _, err := node.Do("DEL", lineK, seenK); err != nil {
 					t.Fatalf("DEL line: %v", err)
@@ -92,6 +80,29 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitingB starts B, a goroutine that locks "k" with l while another
+// holds it, and returns once B waits at the head of the line in Redis,
+// listening and asleep; the channel yields B's lease (nil after a failed
+// Lock, which fails the test). B's goroutine ends when its Lock returns,
+// bounded by ctx.
+func waitingB(ctx context.Context, t *testing.T, node *redistest.Node, l strategy.Locker) <-chan strategy.Lease {
+	t.Helper()
+	b := make(chan strategy.Lease, 1)
+	go func() {
+		lease, err := l.Lock(ctx, "k")
+		if err != nil {
+			t.Errorf("B Lock() = %v, want nil", err)
+		}
+		b <- lease
+	}()
+	waitInLine(t, node, lineK, 1)
+	waitSubscribed(t, node, inboxK+":")
+	// B makes one more attempt once it listens (a notice may have gone by
+	// while it subscribed), then sleeps for LineListened/2.
+	time.Sleep(50 * time.Millisecond)
+	return b
 }
 
 // TestUnlockServesRemoteHeadFirst: the local hand-off keeps the line's
@@ -159,17 +170,7 @@ func TestLostHandOffReplyCostsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("A Lock() = %v, want nil", err)
 	}
-	b := make(chan strategy.Lease, 1)
-	go func() {
-		lease, err := l.Lock(ctx, "k")
-		if err != nil {
-			t.Errorf("B Lock() = %v, want nil", err)
-		}
-		b <- lease
-	}()
-	waitInLine(t, node, lineK, 1)
-	waitSubscribed(t, node, inboxK+":")
-	time.Sleep(50 * time.Millisecond) // B's attempt once it listens; then it sleeps
+	b := waitingB(ctx, t, node, l)
 	proxy.DropNextReplies(1)
 	uctx, ucancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	err = a.Unlock(uctx)
