@@ -235,13 +235,20 @@ func member(a engine.Attempt) string {
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
+	return t.owned(t.release.Call(ctx, t.pool, t.releaseArgs(h, 0)))
+}
+
+// releaseArgs is the release script's argument list for the lock h, with
+// room for extra arguments after the owner's token: its keys, as kept at
+// acquire (a lock handed off or taken back kept none: derived from its
+// key), then the token.
+func (t *technique) releaseArgs(h engine.Held, extra int) []any {
 	k := h.Keys
-	if len(k) != 4 { // a lock handed off or taken back: no keys kept
+	if len(k) != 4 {
 		k = protocol.KeysOf(h.Key).All()
 	}
-	args := append(t.release.Args(5), k...)
-	args = append(args, h.Value)
-	return t.owned(t.release.Call(ctx, t.pool, args))
+	args := append(t.release.Args(5+extra), k...)
+	return append(args, h.Value)
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {

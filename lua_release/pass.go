@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
-	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -32,12 +31,7 @@ var _ engine.HandOffer = (*technique)(nil)
 // engine then keeps the lease unspent, and a later Unlock finds out which
 // it was.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
-	k := h.Keys
-	if len(k) != 4 { // a lock handed off or taken back: no keys kept
-		k = protocol.KeysOf(h.Key).All()
-	}
-	args := append(t.release.Args(6), k...)
-	args = append(args, h.Value, member(next))
+	args := append(t.releaseArgs(h, 1), member(next))
 	reply, err := t.release.Call(ctx, t.pool, args)
 	if err != nil {
 		err = fmt.Errorf("hand off: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -155,20 +156,8 @@ func AssertReleased(t testing.TB, node *redistest.Node, pattern string, maxTTL t
 // commandstats, 0 when it was never called.
 func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
 	t.Helper()
-	info, err := redis.String(node.Do("INFO", "commandstats"))
-	if err != nil {
-		t.Fatalf("INFO commandstats = %v", err)
-	}
-	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
-			n, err := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-			if err != nil {
-				t.Fatalf("INFO commandstats %s calls = %q: %v", cmd, rest, err)
-			}
-			return n
-		}
-	}
-	return 0
+	calls, _ := commandStat(t, commandStats(t, node), cmd)
+	return calls
 }
 
 // ScriptsRun is how many scripts node ran by EVALSHA or EVAL, as its INFO
@@ -176,33 +165,45 @@ func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
 // EVAL after it runs, or a script's error) are not counted.
 func ScriptsRun(t testing.TB, node *redistest.Node) int {
 	t.Helper()
+	stats := commandStats(t, node)
+	n := 0
+	for _, cmd := range []string{"evalsha", "eval"} {
+		calls, failed := commandStat(t, stats, cmd)
+		n += calls - failed
+	}
+	return n
+}
+
+// commandStats is node's INFO commandstats, by field.
+func commandStats(t testing.TB, node *redistest.Node) map[string]string {
+	t.Helper()
 	info, err := redis.String(node.Do("INFO", "commandstats"))
 	if err != nil {
 		t.Fatalf("INFO commandstats = %v", err)
 	}
-	n := 0
-	for line := range strings.Lines(info) {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
-			rest, ok = strings.CutPrefix(strings.TrimSpace(line), "cmdstat_eval:")
-		}
-		if !ok {
-			continue
-		}
-		var calls, failed int
-		for field := range strings.SplitSeq(rest, ",") {
-			k, v, _ := strings.Cut(field, "=")
-			switch k {
-			case "calls":
-				calls, err = strconv.Atoi(v)
-			case "failed_calls":
-				failed, err = strconv.Atoi(v)
-			}
-			if err != nil {
-				t.Fatalf("INFO commandstats %q: %v", line, err)
-			}
-		}
-		n += calls - failed
+	return redisinfo.Fields(info)
+}
+
+// commandStat is cmd's (lower case) calls and failed calls in stats, 0
+// when it was never called.
+func commandStat(t testing.TB, stats map[string]string, cmd string) (calls, failed int) {
+	t.Helper()
+	stat, ok := stats["cmdstat_"+cmd]
+	if !ok {
+		return 0, 0
 	}
-	return n
+	for field := range strings.SplitSeq(stat, ",") {
+		k, v, _ := strings.Cut(field, "=")
+		var err error
+		switch k {
+		case "calls":
+			calls, err = strconv.Atoi(v)
+		case "failed_calls":
+			failed, err = strconv.Atoi(v)
+		}
+		if err != nil {
+			t.Fatalf("INFO commandstats %s = %q: %v", cmd, stat, err)
+		}
+	}
+	return calls, failed
 }
