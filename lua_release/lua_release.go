@@ -128,6 +128,7 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	consts := constants(retention)
 	return &technique{
 		pool:    pool,
+		pipe:    engine.NewPipeline(pool),
 		acquire: engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
 		abandon: protocol.Script(4, consts+handoffSource+abandonSource),
 		release: engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
@@ -147,6 +148,7 @@ func constants(retention time.Duration) string {
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool    strategy.Pool
+	pipe    *engine.Pipeline // the acquire and release scripts' calls, batched
 	acquire *engine.Script
 	abandon *redis.Script
 	release *engine.Script
@@ -164,7 +166,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 			args = append(args, a.Waiter)
 		}
 	}
-	reply, err := t.acquire.Call(ctx, t.pool, args)
+	reply, err := t.acquire.Call(ctx, t.pipe, args)
 	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
 	}
@@ -235,7 +237,7 @@ func member(a engine.Attempt) string {
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.owned(t.release.Call(ctx, t.pool, t.releaseArgs(h, 0)))
+	return t.owned(t.release.Call(ctx, t.pipe, t.releaseArgs(h, 0)))
 }
 
 // releaseArgs is the release script's argument list for the lock h, with

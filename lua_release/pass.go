@@ -32,7 +32,7 @@ var _ engine.HandOffer = (*technique)(nil)
 // it was.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
 	args := append(t.releaseArgs(h, 1), member(next))
-	reply, err := t.release.Call(ctx, t.pool, args)
+	reply, err := t.release.Call(ctx, t.pipe, args)
 	if err != nil {
 		err = fmt.Errorf("hand off: %w", err)
 		return engine.Acquired{}, err, err

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // Script is a Lua script for a technique's hot path: its EVALSHA
@@ -32,20 +31,21 @@ func (s *Script) Args(n int) []any {
 	return args
 }
 
-// Call runs s with args (built by Args) on a connection from pool with
-// EVALSHA, and EVAL when the server does not have the script cached
-// (NOSCRIPT), bounded by ctx as DoContext bounds a command.
-func (s *Script) Call(ctx context.Context, pool strategy.Pool, args []any) (any, error) {
-	var reply any
-	err := WithConn(ctx, pool, func(c redis.Conn) error {
-		var err error
-		reply, err = DoContext(ctx, c, "EVALSHA", args...)
-		if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+// Call runs s with args (built by Args) through p with EVALSHA, batched
+// with the commands of other callers (Pipeline), and with EVAL on a
+// connection of its own when the server does not have the script cached
+// (NOSCRIPT), bounded by ctx as Pipeline.Do bounds a command. When ctx
+// ended before the reply the error wraps ctx.Err() (see WithConn).
+func (s *Script) Call(ctx context.Context, p *Pipeline, args []any) (any, error) {
+	reply, err := p.Do(ctx, "EVALSHA", args)
+	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+		err = WithConn(ctx, p.pool, func(c redis.Conn) error {
+			var err error
 			reply, err = EvalOn(ctx, c, s.s, args[2:]...)
-		}
-		return err
-	})
-	return reply, err
+			return err
+		})
+	}
+	return reply, withCtxErr(ctx, err)
 }
 
 // Redis returns the redis.Script s runs.
