@@ -88,6 +88,18 @@
 // Locker: the round trip alone). Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
+// The acquire and release scripts of a Locker's concurrent calls travel
+// in batches (engine.Pipeline): a call made while another is under way
+// joins the next batch, which one connection writes in one go and whose
+// replies it reads in order, up to engine.MaxFlights batches at once. A
+// round trip then carries many calls, and Redis and the client each make
+// one read and one write for all of them instead of one each: under load
+// that is most of what a lock costs them. A call with nothing else under
+// way goes alone on a connection of its own. Each call stays bounded by
+// its own ctx: it returns when ctx ends, and a call still waiting for its
+// batch is then never sent. The notices' subscriptions, Extend and the
+// clean-ups of a waiter that gives up take connections of their own.
+//
 // Fencing tokens strictly increase across successive holders of a key:
 // each successful acquire increments the counter in the same atomic step
 // that sets the lock, and a counter that is missing (new, expired

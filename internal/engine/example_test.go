@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -50,4 +53,22 @@ func ExampleNew() {
 	// Output:
 	// k true 1 true
 	// <nil>
+}
+
+// ExamplePipeline sends the commands of many goroutines to one Redis
+// server in batches. It needs a Redis server on localhost:6379, so it is
+// compiled but not run.
+func ExamplePipeline() {
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", "localhost:6379") }}
+	defer pool.Close()
+	p := engine.NewPipeline(pool)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			// Each goroutine gets the reply to its own command.
+			n, err := redis.Int64(p.Do(context.Background(), "INCR", []any{fmt.Sprint("example:", i)}))
+			fmt.Println(n, err)
+		})
+	}
+	wg.Wait()
 }

@@ -6,45 +6,46 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// MaxFlights is how many batches a Pipeline has on the wire at once, each
-// on a connection of its own.
-const MaxFlights = 4
+// MaxInFlight is how many commands a Pipeline's connection carries
+// without their replies at most; a caller that would exceed it sends its
+// command on a connection of its own instead, so that a server that stops
+// reading cannot fill the connection's buffers and block a write.
+const MaxInFlight = 64
 
 // Pipeline sends the commands that concurrent callers make to one Redis
-// server in batches. A caller queues its command and waits; a flight
-// takes a connection from the pool, writes every command queued so far in
-// one write, reads their replies in order and hands each to its caller,
-// then takes the next batch, until the queue is empty. Up to MaxFlights
-// flights run at once, so while batches are on the wire the next one
-// gathers. Redis then reads and answers many commands per system call
-// instead of one, and so does the client: under load that is most of what
-// a lock costs both of them (see README, "Speed"). A caller that finds no
-// other command of the pipeline under way sends its own on a connection
-// of its own (Do), as if there were no pipeline: a lone caller pays
-// nothing for it.
+// server over one shared connection. A caller writes its command at once
+// (writes are serialised), and one reader, a goroutine that lives while
+// commands await their replies, reads the replies in order and hands each
+// to its caller. Commands that callers write while Redis is busy reach it
+// together, so Redis reads and answers many per system call instead of
+// one, and so does the reader: under load those system calls are most of
+// what a lock costs both of them (the README's compare-peers report has
+// the figures). A caller that finds no other command of the pipeline
+// under way sends its own on a connection of its own (Do), as if there
+// were no pipeline: a lone caller pays nothing for it.
 //
-// A batch's commands travel on one connection, in the order they were
-// queued; each reply goes to the caller whose command it answers, an
-// error reply as that caller's error (a redis.Error). A connection that
-// fails fails every command of its batch that has no reply yet: each may
-// or may not have run, as when a connection of one's own fails.
+// Each reply goes to the caller whose command it answers, an error reply
+// as that caller's error (a redis.Error). A connection that fails fails
+// every command that awaits a reply on it: each may or may not have run,
+// as when a connection of one's own fails; the next command takes a new
+// connection.
 //
 // Each caller is bounded by its ctx as DoContext bounds a command: it
-// returns when ctx is cancelled or its deadline passes, whether its
-// command is still queued (it is then never sent) or on the wire. A
-// flight reads with the latest deadline of its batch (none when a command
-// in it has none, as Do has none), so it ends when every reply is read,
-// the connection fails, or that deadline passes; a reply whose caller has
-// gone is dropped, as a connection of one's own drops it when its read
-// ends. A panic in the pool or the connection fails the batch with an
-// error rather than the process.
+// returns when ctx is cancelled or its deadline passes, and its reply,
+// when it comes, is dropped. The reader reads each reply with the latest
+// deadline of the commands on the connection (none while one of them has
+// none, as Do has none), so it ends when the connection has no command
+// left, fails, or outlives that deadline; a server that stalls past it
+// fails every command on the connection, those whose own deadline is
+// later included. A panic in the pool or the connection fails the
+// commands concerned with an error wrapping ErrPanicked rather than
+// crashing the process.
 //
 // The zero value is not usable; create one with NewPipeline. It is safe
 // for concurrent use.
@@ -52,11 +53,9 @@ type Pipeline struct {
 	pool  strategy.Pool
 	calls sync.Pool // idle *pipeCall
 
-	mu      sync.Mutex
-	queue   []*pipeCall   // commands waiting for a flight
-	flights int           // flights running, at most MaxFlights
-	spare   [][]*pipeCall // the batch buffers of flights that ended
-	alone   int           // commands sent on connections of their own, under way
+	mu    sync.Mutex
+	cur   *stream // the connection commands are written to; nil when none
+	alone int     // commands sent on connections of their own, under way
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
@@ -64,27 +63,35 @@ func NewPipeline(pool strategy.Pool) *Pipeline {
 	return &Pipeline{pool: pool}
 }
 
-// The states of a pipeCall: queued until a flight takes it (sent) or its
-// caller leaves first (abandoned).
-const (
-	callQueued int32 = iota
-	callSent
-	callAbandoned
-)
+// stream is the Pipeline's connection while commands await their replies
+// on it. Its fields are guarded by Pipeline.mu. One writer at a time (a
+// caller, see send) calls conn's Send and Flush, the reader alone its
+// Receive, as redigo allows; whichever of them stops last while no
+// command awaits a reply returns conn to the pool (settle).
+type stream struct {
+	conn      redis.Conn
+	pending   []*pipeCall // queued for the writer, in order
+	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
+	spare     []*pipeCall // the writer's other batch buffer
+	latest    time.Time   // the latest deadline of a command written
+	unbounded int         // commands in waiting without a deadline
+	broken    bool        // a write or a read failed: write no more
+	writing   bool        // a writer runs
+	reading   bool        // the reader runs
+}
 
-// pipeCall is one command in a Pipeline, from its caller to a flight and
-// back. A caller that received its reply recycles it; one that left
-// before does not, since the flight may still write it.
+// pipeCall is one command in a Pipeline, from its caller to the reader
+// and back. A caller that received its reply recycles it; one that left
+// before does not, since the reader may still write it.
 type pipeCall struct {
 	cmd      string
 	args     []any
 	deadline time.Time // zero: none
-	state    atomic.Int32
-
-	reply any
-	err   error
-	done  chan struct{} // the flight sends once, when reply and err are set
-	timer *time.Timer   // the caller's deadline; nil until first needed
+	bounded  bool      // its ctx has a deadline
+	reply    any
+	err      error
+	done     chan struct{} // the reader sends once, when reply and err are set
+	timer    *time.Timer   // the caller's deadline; nil until first needed
 }
 
 // Do runs one command through the pipeline, bounded by ctx, and returns
@@ -97,7 +104,7 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 		return nil, err
 	}
 	p.mu.Lock()
-	if p.flights == 0 && p.alone == 0 { // nothing under way: no batch to join
+	if (p.cur == nil && p.alone == 0) || (p.cur != nil && len(p.cur.waiting)+len(p.cur.pending) >= MaxInFlight) {
 		p.alone++
 		p.mu.Unlock()
 		reply, err := Do(ctx, p.pool, cmd, args...)
@@ -106,30 +113,21 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 		p.mu.Unlock()
 		return reply, err
 	}
+	p.mu.Unlock()
 	c, _ := p.calls.Get().(*pipeCall)
 	if c == nil {
 		c = &pipeCall{done: make(chan struct{}, 1)}
 	}
-	c.cmd, c.args = cmd, args
-	c.deadline, _ = ctx.Deadline()
-	c.state.Store(callQueued)
-	p.queue = append(p.queue, c)
-	start := p.flights < MaxFlights
-	var batch []*pipeCall
-	if start {
-		p.flights++
-		if n := len(p.spare); n > 0 {
-			batch, p.spare = p.spare[n-1], p.spare[:n-1]
-		}
+	deadline, bounded := ctx.Deadline()
+	c.cmd, c.args, c.deadline, c.bounded = cmd, args, deadline, bounded
+	if err := p.send(ctx, c); err != nil {
+		c.cmd, c.args = "", nil
+		p.calls.Put(c)
+		return nil, err
 	}
-	p.mu.Unlock()
-	if start {
-		go p.fly(batch) // ends when the queue is empty, see fly
-	}
-
 	var expired <-chan time.Time
-	if !c.deadline.IsZero() {
-		d := time.Until(c.deadline)
+	if bounded {
+		d := time.Until(deadline)
 		if c.timer == nil {
 			c.timer = time.NewTimer(d)
 		} else {
@@ -140,9 +138,9 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 	select {
 	case <-c.done:
 	case <-ctx.Done():
-		return nil, p.leave(c, ctx.Err())
+		return nil, fmt.Errorf("%w: the command was sent, its reply is dropped", ctx.Err())
 	case <-expired:
-		return nil, p.leave(c, context.DeadlineExceeded)
+		return nil, fmt.Errorf("%w: the command was sent, its reply is dropped", context.DeadlineExceeded)
 	}
 	if c.timer != nil {
 		c.timer.Stop()
@@ -153,93 +151,201 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 	return reply, err
 }
 
-// leave is Do's caller giving up on c with err: a command still queued is
-// never sent. c is not recycled.
-func (p *Pipeline) leave(c *pipeCall, err error) error {
-	if !c.state.CompareAndSwap(callQueued, callAbandoned) {
-		return fmt.Errorf("%w: the command was sent, its reply is dropped", err)
-	}
-	return err
-}
+// maxWrites is how many writes a caller makes for the others before it
+// leaves the writing to a goroutine of its own (writeLoop).
+const maxWrites = 4
 
-// fly runs batches until the queue is empty, then ends, leaving its batch
-// buffer (batch, swapped with the queue) for the next flight; Do starts
-// it when fewer than MaxFlights run. Each batch ends within its latest
-// deadline (see run), so a flight ends once its callers stop queueing
-// commands.
-func (p *Pipeline) fly(batch []*pipeCall) {
-	for {
-		p.mu.Lock()
-		if len(p.queue) == 0 {
-			p.flights--
-			p.spare = append(p.spare, batch[:0])
-			p.mu.Unlock()
-			return
-		}
-		batch, p.queue = p.queue, batch[:0]
+// send queues c's command on the pipeline's connection (taking one from
+// the pool, bounded by ctx, when there is none) and, unless a writer
+// runs, writes it and whatever the callers queue meanwhile, in as few
+// writes as they allow: commands queued while a write is under way go out
+// together in the next. An error means c was not queued (no connection);
+// every other outcome, a failed write included, reaches c through its
+// done channel.
+func (p *Pipeline) send(ctx context.Context, c *pipeCall) error {
+	p.mu.Lock()
+	if p.cur == nil || p.cur.broken {
 		p.mu.Unlock()
-		p.run(batch)
-		clear(batch)
+		conn, err := Conn(ctx, p.pool)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		if p.cur == nil || p.cur.broken {
+			p.cur = &stream{conn: conn}
+		} else {
+			defer closeQuietly(conn) // another caller's came first
+		}
+	}
+	s := p.cur
+	s.pending = append(s.pending, c)
+	if s.writing {
+		p.mu.Unlock()
+		return nil
+	}
+	s.writing = true
+	for range maxWrites {
+		if !p.writeOnce(s) {
+			return nil
+		}
+	}
+	p.mu.Unlock()
+	go p.writeLoop(s) // ends when nothing is left to write, see writeLoop
+	return nil
+}
+
+// writeLoop is the writer of s after a caller made maxWrites writes: it
+// writes until nothing is queued, then ends.
+func (p *Pipeline) writeLoop(s *stream) {
+	p.mu.Lock()
+	for p.writeOnce(s) {
 	}
 }
 
-// run sends the batch's commands whose callers still wait on one
-// connection and hands out the replies.
-func (p *Pipeline) run(batch []*pipeCall) {
-	sent := batch[:0]
-	var latest time.Time
-	bounded := true
+// writeOnce is one write of s's writer, called with p.mu held: it hands
+// every queued command to the reader (starting it when it does not run)
+// and writes them, and reports whether it should write again, with p.mu
+// held. When nothing is queued, or s is broken (a command queued then
+// fails without being sent), it ends the writer, releases p.mu and
+// reports false.
+func (p *Pipeline) writeOnce(s *stream) bool {
+	if len(s.pending) == 0 || s.broken {
+		unsent := s.pending
+		s.pending = nil
+		s.writing = false
+		done := p.settle(s)
+		p.mu.Unlock()
+		for _, c := range unsent {
+			c.reply, c.err = nil, errBroken
+			c.done <- struct{}{}
+		}
+		if done {
+			closeQuietly(s.conn)
+		}
+		return false
+	}
+	batch := s.pending
+	s.pending = s.spare[:0]
 	for _, c := range batch {
-		if !c.state.CompareAndSwap(callQueued, callSent) {
-			continue // its caller left: never sent
-		}
-		sent = append(sent, c)
-		if c.deadline.IsZero() {
-			bounded = false
-		} else if c.deadline.After(latest) {
-			latest = c.deadline
+		s.waiting = append(s.waiting, c)
+		if !c.bounded {
+			s.unbounded++
+		} else if c.deadline.After(s.latest) {
+			s.latest = c.deadline
 		}
 	}
-	if len(sent) == 0 {
-		return
+	if !s.reading {
+		s.reading = true
+		go p.read(s) // ends when s has no command left, see read
 	}
-	answered := 0
+	p.mu.Unlock()
+	err := write(s.conn, batch)
+	clear(batch)
+	p.mu.Lock()
+	s.spare = batch
+	if err != nil {
+		// The connection failed (redigo closes it), so the reader's read
+		// fails too and fails the batch; nothing more goes out on it.
+		s.broken = true
+		if p.cur == s {
+			p.cur = nil
+		}
+	}
+	return true
+}
+
+// errBroken is what a command gets that was queued on a connection whose
+// write or read failed before its turn: it was not sent.
+var errBroken = errors.New("the pipeline's connection failed before the command was written")
+
+// write sends the commands of batch on conn and flushes them, turning a
+// panic into an error wrapping ErrPanicked.
+func write(conn redis.Conn, batch []*pipeCall) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			fail(sent[answered:], fmt.Errorf("%w: %v", ErrPanicked, v))
+			err = fmt.Errorf("%w: %v", ErrPanicked, v)
 		}
 	}()
-	ctx := context.Background()
-	if bounded {
-		ctx = deadlineCtx{ctx, latest}
-	}
-	conn, err := Conn(ctx, p.pool)
-	if err != nil {
-		fail(sent, err)
-		return
-	}
-	defer closeQuietly(conn)
-	for _, c := range sent {
+	for _, c := range batch {
 		if err := conn.Send(c.cmd, c.args...); err != nil {
-			fail(sent, err)
-			return
+			return err
 		}
 	}
-	if err := conn.Flush(); err != nil {
-		fail(sent, err)
-		return
+	return conn.Flush()
+}
+
+// settle, with p.mu held, reports whether s is done with: neither its
+// writer nor its reader runs and no command awaits a reply; it is then no
+// longer the pipeline's connection, and the caller closes it.
+func (p *Pipeline) settle(s *stream) bool {
+	if s.writing || s.reading || len(s.waiting) > 0 {
+		return false
 	}
-	for _, c := range sent {
-		reply, err := receive(conn, latest, bounded)
+	if p.cur == s {
+		p.cur = nil
+	}
+	return true
+}
+
+// read hands out the replies of s's commands in order until none awaits
+// one; when a read fails it fails every command left and breaks s. It
+// ends within the latest deadline of the commands written to s (see
+// Pipeline), and returns the connection to the pool when the writer has
+// stopped too (settle).
+func (p *Pipeline) read(s *stream) {
+	for {
+		p.mu.Lock()
+		if len(s.waiting) == 0 {
+			s.reading = false
+			done := p.settle(s)
+			p.mu.Unlock()
+			if done {
+				closeQuietly(s.conn)
+			}
+			return
+		}
+		c := s.waiting[0]
+		latest, bounded := s.latest, s.unbounded == 0
+		p.mu.Unlock()
+		reply, err := receive(s.conn, latest, bounded)
 		if err != nil {
 			if _, refused := err.(redis.Error); !refused {
-				fail(sent[answered:], err) // the connection failed: no more replies
+				p.fail(s, err)
 				return
 			}
 		}
-		answered++
+		p.mu.Lock()
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		if !c.bounded {
+			s.unbounded--
+		}
+		p.mu.Unlock()
 		c.reply, c.err = reply, err
 		c.done <- struct{}{}
+	}
+}
+
+// fail ends s after a failed read: every command awaiting a reply gets
+// err, nothing more is written to it, and it is closed (redigo marks it
+// failed, so the pool drops it) once its writer, if one runs, stopped.
+func (p *Pipeline) fail(s *stream, err error) {
+	p.mu.Lock()
+	s.broken = true
+	if p.cur == s {
+		p.cur = nil
+	}
+	waiting := s.waiting
+	s.waiting, s.unbounded = nil, 0
+	s.reading = false
+	done := p.settle(s)
+	p.mu.Unlock()
+	for _, c := range waiting {
+		c.reply, c.err = nil, err
+		c.done <- struct{}{}
+	}
+	if done {
+		closeQuietly(s.conn)
 	}
 }
 
@@ -248,14 +354,6 @@ func (p *Pipeline) run(batch []*pipeCall) {
 // lockzoo's.
 var ErrPanicked = errors.New("lockzoo: the pool or connection panicked")
 
-// fail hands err to every call in calls.
-func fail(calls []*pipeCall, err error) {
-	for _, c := range calls {
-		c.reply, c.err = nil, err
-		c.done <- struct{}{}
-	}
-}
-
 // closeQuietly returns conn to its pool, dropping a panic in its Close.
 func closeQuietly(conn redis.Conn) {
 	defer func() { _ = recover() }()
@@ -263,16 +361,22 @@ func closeQuietly(conn redis.Conn) {
 }
 
 // receive reads one reply from conn, with a read deadline when bounded
-// and conn supports one (redis.ConnWithTimeout); a deadline that passes is
-// reported as context.DeadlineExceeded.
-func receive(conn redis.Conn, deadline time.Time, bounded bool) (any, error) {
+// and conn supports one (redis.ConnWithTimeout), and turns a panic into
+// an error wrapping ErrPanicked; a deadline that passes is reported as
+// context.DeadlineExceeded.
+func receive(conn redis.Conn, deadline time.Time, bounded bool) (reply any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			reply, err = nil, fmt.Errorf("%w: %v", ErrPanicked, v)
+		}
+	}()
 	cwt, timed := conn.(redis.ConnWithTimeout)
 	if !bounded || !timed {
 		return conn.Receive()
 	}
 	// 0 would mean no deadline at all: a deadline passed still leaves the
 	// read a nanosecond, so the connection fails rather than waits.
-	reply, err := cwt.ReceiveWithTimeout(max(time.Until(deadline), time.Nanosecond))
+	reply, err = cwt.ReceiveWithTimeout(max(time.Until(deadline), time.Nanosecond))
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
 		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}

@@ -48,11 +48,12 @@ func TestPipelineRepliesToEachCaller(t *testing.T) {
 	}
 }
 
-// occupy starts a blocking command (BLPOP on its own key for block) on
-// the pipeline, n times one after the other, each given time to be taken
-// by a flight of its own: the first goes alone on a connection of its
-// own, the later ones (the first is under way) each fill a flight. It
-// returns a channel that yields each one's error once it returned.
+// occupy starts, n times one after the other, a blocking command (BLPOP
+// on a key of its own for block): the first goes alone on a connection of
+// its own, so the later ones, and every command after them while it
+// blocks, go on the pipeline's shared connection, behind the BLPOPs
+// there. It returns a channel that yields each one's error once it
+// returned.
 func occupy(t *testing.T, p *engine.Pipeline, n int, block time.Duration) <-chan error {
 	t.Helper()
 	done := make(chan error, n)
@@ -66,63 +67,66 @@ func occupy(t *testing.T, p *engine.Pipeline, n int, block time.Duration) <-chan
 	return done
 }
 
-// TestPipelineCallerLeaves: a caller whose ctx ends returns at once with
-// ctx's error, whether its command was still queued (it is then never
-// sent) or on the wire (its reply is dropped, and every later caller gets
-// its own reply, not that one).
+// TestPipelineCallerLeaves: a caller whose ctx ends while its command
+// awaits its reply returns at once with ctx's error, cancelled or timed
+// out, and every later caller gets its own reply, not that one: a
+// cancelled caller's reply is read and dropped (the commands behind it on
+// the connection get theirs), and a deadline that passes ends the
+// connection's read, the commands after it going on a new connection. A
+// ctx that ended before the call sends nothing.
 func TestPipelineCallerLeaves(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	ctx := context.Background()
-
-	t.Run("queued", func(t *testing.T) {
-		p := engine.NewPipeline(node.Pool())
-		// One alone and one in each flight: the next command waits in the queue.
-		blocked := occupy(t, p, engine.MaxFlights+1, time.Second)
-		// Cancelled rather than timed out: a batch whose deadlines have
-		// all passed is not sent either.
-		leaveCtx, cancel := context.WithCancel(ctx)
-		defer time.AfterFunc(100*time.Millisecond, cancel).Stop()
-		_, err := p.Do(leaveCtx, "SET", []any{"queued:marker", "sent"})
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Do(SET) with every flight busy, ctx cancelled = %v, want context.Canceled", err)
-		}
-		for range engine.MaxFlights + 1 {
-			if err := <-blocked; err != nil && !errors.Is(err, redis.ErrNil) {
+	tests := []struct {
+		name  string
+		leave func() (context.Context, context.CancelFunc)
+		want  error
+	}{
+		{"timed out", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(ctx, 100*time.Millisecond)
+		}, context.DeadlineExceeded},
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(100*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := engine.NewPipeline(node.Pool())
+			blocked := occupy(t, p, 1, time.Second)
+			leaveCtx, cancel := tt.leave()
+			defer cancel()
+			start := time.Now()
+			reply, err := p.Do(leaveCtx, "BLPOP", []any{"leaves:blocked", 0.5})
+			if !errors.Is(err, tt.want) || reply != nil {
+				t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms = %v, %v, want nil, %v", reply, err, tt.want)
+			}
+			if took := time.Since(start); took >= 500*time.Millisecond {
+				t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms returned after %v, want before the BLPOP ends", took)
+			}
+			time.Sleep(20 * time.Millisecond) // the timed-out read has ended its connection
+			for i := range 3 {
+				want := fmt.Sprint("after-", i)
+				if got, err := redis.String(p.Do(ctx, "ECHO", []any{want})); err != nil || got != want {
+					t.Errorf("Do(ECHO %s) after a caller left = %q, %v, want %q, nil", want, got, err, want)
+				}
+			}
+			if err := <-blocked; err != nil {
 				t.Errorf("Do(BLPOP) = %v, want nil", err)
 			}
-		}
-		if got, err := redis.String(p.Do(ctx, "ECHO", []any{"after"})); err != nil || got != "after" {
-			t.Errorf("Do(ECHO after) = %q, %v, want \"after\", nil", got, err)
-		}
-		if n, err := redis.Int(node.Do("EXISTS", "queued:marker")); err != nil || n != 0 {
-			t.Errorf("EXISTS of the key the abandoned SET names = %d, %v, want 0 (never sent)", n, err)
-		}
-	})
-
-	t.Run("on the wire", func(t *testing.T) {
+		})
+	}
+	t.Run("ended before", func(t *testing.T) {
 		p := engine.NewPipeline(node.Pool())
-		blocked := occupy(t, p, 1, time.Second) // so that the next commands go through flights
-		leaveCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		reply, err := p.Do(leaveCtx, "BLPOP", []any{"wire:blocked", 0.5})
-		if !errors.Is(err, context.DeadlineExceeded) || reply != nil {
-			t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms = %v, %v, want nil, context.DeadlineExceeded", reply, err)
+		ended, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := p.Do(ended, "SET", []any{"ended:marker", "sent"}); !errors.Is(err, context.Canceled) {
+			t.Errorf("Do(SET) with an ended ctx = %v, want context.Canceled", err)
 		}
-		if took := time.Since(start); took >= 500*time.Millisecond {
-			t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms returned after %v, want before the BLPOP ends", took)
-		}
-		// Behind the BLPOP on its connection, or on another one: either
-		// way its own reply.
-		for i := range 3 {
-			want := fmt.Sprint("after-", i)
-			if got, err := redis.String(p.Do(ctx, "ECHO", []any{want})); err != nil || got != want {
-				t.Errorf("Do(ECHO %s) after a caller left = %q, %v, want %q, nil", want, got, err, want)
-			}
-		}
-		if err := <-blocked; err != nil && !errors.Is(err, redis.ErrNil) {
-			t.Errorf("Do(BLPOP) = %v, want nil", err)
+		if n, err := redis.Int(node.Do("EXISTS", "ended:marker")); err != nil || n != 0 {
+			t.Errorf("EXISTS of the key the SET names = %d, %v, want 0 (never sent)", n, err)
 		}
 	})
 }
@@ -144,6 +148,8 @@ func TestPipelineConnectionFails(t *testing.T) {
 			if err == nil {
 				t.Errorf("Do(BLPOP) on a killed connection = nil, want an error")
 			}
+			// (The first was alone on a connection of its own; the other two
+			// waited on the shared one, the second behind the first.)
 		case <-time.After(4 * time.Second):
 			t.Fatalf("Do(BLPOP) on a killed connection still waits after 4 s, want an error at once")
 		}
@@ -167,7 +173,7 @@ func TestPipelinePanickingPool(t *testing.T) {
 	if !errors.Is(err, engine.ErrPanicked) {
 		t.Errorf("Do(ECHO) over a panicking connection = %v, want engine.ErrPanicked", err)
 	}
-	if err := <-blocked; err != nil && !errors.Is(err, redis.ErrNil) {
+	if err := <-blocked; err != nil {
 		t.Errorf("Do(BLPOP) = %v, want nil", err)
 	}
 }
