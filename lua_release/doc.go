@@ -88,17 +88,21 @@
 // Locker: the round trip alone). Scripts run with EVALSHA, falling back
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
-// The acquire and release scripts of a Locker's concurrent calls travel
-// in batches (engine.Pipeline): a call made while another is under way
-// joins the next batch, which one connection writes in one go and whose
-// replies it reads in order, up to engine.MaxFlights batches at once. A
-// round trip then carries many calls, and Redis and the client each make
-// one read and one write for all of them instead of one each: under load
-// that is most of what a lock costs them. A call with nothing else under
-// way goes alone on a connection of its own. Each call stays bounded by
-// its own ctx: it returns when ctx ends, and a call still waiting for its
-// batch is then never sent. The notices' subscriptions, Extend and the
-// clean-ups of a waiter that gives up take connections of their own.
+// The acquire and release scripts of a Locker's concurrent calls share
+// one connection (engine.Pipeline): a call made while another is under
+// way writes its script there, together with those the other calls
+// queued while the last write was going out, and one reader hands out
+// the replies in order. Redis and the client then each read many scripts
+// per system call instead of one: under load those system calls are most
+// of what a lock costs them. A call with nothing else under way goes
+// alone on a connection of its own, and so does one that finds
+// engine.MaxInFlight scripts awaiting their replies. Each call stays
+// bounded by its own ctx: it returns when ctx ends, and its reply is
+// dropped; a Redis that stalls past the latest deadline of the scripts on
+// the shared connection fails them all, as it would fail each on a
+// connection of its own by its deadline. The notices' subscriptions,
+// Extend and the clean-ups of a waiter that gives up take connections of
+// their own.
 //
 // Fencing tokens strictly increase across successive holders of a key:
 // each successful acquire increments the counter in the same atomic step

@@ -148,7 +148,7 @@ func constants(retention time.Duration) string {
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool    strategy.Pool
-	pipe    *engine.Pipeline // the acquire and release scripts' calls, batched
+	pipe    *engine.Pipeline // the acquire and release scripts, over one shared connection
 	acquire *engine.Script
 	abandon *redis.Script
 	release *engine.Script

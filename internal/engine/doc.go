@@ -55,8 +55,8 @@
 // DoContext), the WATCH/MULTI/EXEC owner-checked transaction (Watched), the
 // SET NX EX acquire of the articles (SetNXEX) and the pipelined DEL and
 // PUBLISH (DeleteAndPublish, and DeleteHeld, the release without an
-// owner check). Pipeline batches the commands of concurrent callers on
-// shared connections (lua_release's scripts go through it, Script.Call);
-// its flights, the goroutines that carry the batches, end when its queue
-// is empty.
+// owner check). Pipeline sends the commands of concurrent callers over
+// one shared connection (lua_release's scripts go through it,
+// Script.Call); its reader, and a writer that takes over from a caller
+// that wrote for others long enough, end when no command is left.
 package engine

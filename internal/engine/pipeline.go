@@ -19,16 +19,20 @@ import (
 const MaxInFlight = 64
 
 // Pipeline sends the commands that concurrent callers make to one Redis
-// server over one shared connection. A caller writes its command at once
-// (writes are serialised), and one reader, a goroutine that lives while
-// commands await their replies, reads the replies in order and hands each
-// to its caller. Commands that callers write while Redis is busy reach it
-// together, so Redis reads and answers many per system call instead of
-// one, and so does the reader: under load those system calls are most of
-// what a lock costs both of them (the README's compare-peers report has
-// the figures). A caller that finds no other command of the pipeline
-// under way sends its own on a connection of its own (Do), as if there
-// were no pipeline: a lone caller pays nothing for it.
+// server over one shared connection. A caller queues its command and,
+// unless another caller is writing, writes it together with every command
+// queued while its write went out (one at a time, so a write carries
+// whatever the others queued during the last); one reader, a goroutine
+// that lives while commands await their replies, reads the replies in
+// order and hands each to its caller. Redis then reads and answers many
+// commands per system call instead of one, and so do the writer and the
+// reader: under load those system calls are most of what a lock costs
+// both of them (the README's compare-peers report has the figures). A
+// caller that finds no other command of the pipeline under way, or
+// MaxInFlight commands awaiting their replies, sends its own on a
+// connection of its own (Do), as if there were no pipeline: a lone caller
+// pays nothing for it. Use it for commands that do not block the
+// connection (not BLPOP): the commands behind one wait for it.
 //
 // Each reply goes to the caller whose command it answers, an error reply
 // as that caller's error (a redis.Error). A connection that fails fails

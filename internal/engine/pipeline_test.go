@@ -44,7 +44,7 @@ func TestPipelineRepliesToEachCaller(t *testing.T) {
 		t.Error(err)
 	}
 	if gets, sent := pool.Gets(), int64(callers*each); gets >= sent*9/10 {
-		t.Errorf("pool connections taken = %d for %d commands, want fewer than %d (commands batched)", gets, sent, sent*9/10)
+		t.Errorf("pool connections taken = %d for %d commands, want fewer than %d (commands sharing connections)", gets, sent, sent*9/10)
 	}
 }
 

@@ -31,8 +31,8 @@ func (s *Script) Args(n int) []any {
 	return args
 }
 
-// Call runs s with args (built by Args) through p with EVALSHA, batched
-// with the commands of other callers (Pipeline), and with EVAL on a
+// Call runs s with args (built by Args) through p with EVALSHA, over the
+// connection it shares with other callers (Pipeline), and with EVAL on a
 // connection of its own when the server does not have the script cached
 // (NOSCRIPT), bounded by ctx as Pipeline.Do bounds a command. When ctx
 // ended before the reply the error wraps ctx.Err() (see WithConn).
