@@ -16,8 +16,8 @@ import (
 )
 
 // TestPipelineRepliesToEachCaller: under load the pipeline's commands
-// travel in batches (fewer connections taken from the pool than commands
-// sent), and every caller gets the reply to its own command.
+// share connections (fewer taken from the pool than commands sent), and
+// every caller gets the reply to its own command.
 func TestPipelineRepliesToEachCaller(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// read hands out the replies of s's commands in order until none awaits
+// one; when a read fails it fails every command left and breaks s. It
+// ends within the latest deadline of the commands written to s (see
+// Pipeline), and returns the connection to the pool when the writer has
+// stopped too (settle).
+func (p *Pipeline) read(s *stream) {
+	for {
+		p.mu.Lock()
+		if len(s.waiting) == 0 {
+			s.reading = false
+			done := p.settle(s)
+			p.mu.Unlock()
+			if done {
+				closeQuietly(s.conn)
+			}
+			return
+		}
+		c := s.waiting[0]
+		latest, bounded := s.latest, s.unbounded == 0
+		p.mu.Unlock()
+		reply, err := receive(s.conn, latest, bounded)
+		if err != nil {
+			if _, refused := err.(redis.Error); !refused {
+				p.fail(s, err)
+				return
+			}
+		}
+		p.mu.Lock()
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		if !c.bounded {
+			s.unbounded--
+		}
+		p.mu.Unlock()
+		c.reply, c.err = reply, err
+		c.done <- struct{}{}
+	}
+}
+
+// fail ends s after a failed read: every command awaiting a reply gets
+// err, nothing more is written to it, and it is closed (redigo marks it
+// failed, so the pool drops it) once its writer, if one runs, stopped.
+func (p *Pipeline) fail(s *stream, err error) {
+	p.mu.Lock()
+	s.broken = true
+	if p.cur == s {
+		p.cur = nil
+	}
+	waiting := s.waiting
+	s.waiting, s.unbounded = nil, 0
+	s.reading = false
+	done := p.settle(s)
+	p.mu.Unlock()
+	failAll(waiting, err)
+	if done {
+		closeQuietly(s.conn)
+	}
+}
+
+// failAll hands err to every call in calls as its outcome.
+func failAll(calls []*pipeCall, err error) {
+	for _, c := range calls {
+		c.reply, c.err = nil, err
+		c.done <- struct{}{}
+	}
+}
+
+// receive reads one reply from conn, with a read deadline when bounded
+// and conn supports one (redis.ConnWithTimeout), and turns a panic into
+// an error wrapping ErrPanicked; a deadline that passes is reported as
+// context.DeadlineExceeded.
+func receive(conn redis.Conn, deadline time.Time, bounded bool) (reply any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			reply, err = nil, fmt.Errorf("%w: %v", ErrPanicked, v)
+		}
+	}()
+	cwt, timed := conn.(redis.ConnWithTimeout)
+	if !bounded || !timed {
+		return conn.Receive()
+	}
+	// 0 would mean no deadline at all: a deadline passed still leaves the
+	// read a nanosecond, so the connection fails rather than waits.
+	reply, err = cwt.ReceiveWithTimeout(max(time.Until(deadline), time.Nanosecond))
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
+	return reply, err
+}
