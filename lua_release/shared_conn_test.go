@@ -2,13 +2,17 @@ package luarelease_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -59,4 +63,67 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 		t.Errorf("connections taken from the pool = %d for %d scripts, want fewer than %d (shared)", gets, scripts, scripts/2)
 	}
 	locktest.AssertReleased(t, node, "*shared:*", 10*time.Second)
+}
+
+// TestSharedConnectionKilled: the connections of a Locker whose
+// goroutines lock and unlock concurrently are killed three times (CLIENT
+// KILL) while scripts await their replies on them. Every goroutine goes
+// on: a Lock retries, an Unlock that failed is retried until it releases
+// or finds the lock no longer its own, and no lock is left held by nobody
+// until its TTL: a Lock attempt whose reply was lost is taken back, and a
+// take-back that meets a dead connection (the pool lends the ones the
+// kill closed) tries again, so no Lock waits for its own lost attempt's
+// lock (30 s TTL, 10 s for the whole test). Once the Locker is closed no
+// lock is left.
+func TestSharedConnectionKilled(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const workers, pairs = 16, 150
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			key := fmt.Sprint("killed:", w)
+			for range pairs {
+				lease, err := l.Lock(ctx, key)
+				if err != nil {
+					errs <- fmt.Errorf("Lock(%q) = %v, want nil (it retries a failed connection, and no lost attempt strands its lock)", key, err)
+					return
+				}
+				for err = lease.Unlock(ctx); err != nil && !errors.Is(err, strategy.ErrNotHeld); err = lease.Unlock(ctx) {
+					if ctx.Err() != nil {
+						errs <- fmt.Errorf("Unlock(%q) = %v until the test's end, want nil", key, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	killed := 0
+	for range 3 {
+		time.Sleep(20 * time.Millisecond)
+		n, err := redis.Int(node.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
+		if err != nil {
+			t.Fatalf("CLIENT KILL = %v, want nil", err)
+		}
+		killed += n
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if killed == 0 {
+		t.Errorf("CLIENT KILL killed no connection, want the Locker's")
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("Close() = %v, want nil", err)
+	}
+	locktest.AssertReleased(t, node, "*killed:*", 30*time.Second)
 }

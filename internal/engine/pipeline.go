@@ -76,11 +76,20 @@ type stream struct {
 	pending   []*pipeCall // queued for the writer, in order
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
+	out       []command   // the writer's copy of the commands it writes
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
 	writing   bool        // a writer runs
 	reading   bool        // the reader runs
+}
+
+// command is one command as the writer sends it: a copy of its call's,
+// since the reader may hand the call its outcome (a failed connection)
+// while the writer still writes, and its caller then reuses it.
+type command struct {
+	name string
+	args []any
 }
 
 // pipeCall is one command in a Pipeline, from its caller to the reader
@@ -226,23 +235,27 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	}
 	batch := s.pending
 	s.pending = s.spare[:0]
+	out := s.out[:0]
 	for _, c := range batch {
 		s.waiting = append(s.waiting, c)
+		out = append(out, command{c.cmd, c.args})
 		if !c.bounded {
 			s.unbounded++
 		} else if c.deadline.After(s.latest) {
 			s.latest = c.deadline
 		}
 	}
+	clear(batch)
+	s.spare = batch
 	if !s.reading {
 		s.reading = true
 		go p.read(s) // ends when s has no command left, see read
 	}
 	p.mu.Unlock()
-	err := write(s.conn, batch)
-	clear(batch)
+	err := write(s.conn, out)
+	clear(out)
 	p.mu.Lock()
-	s.spare = batch
+	s.out = out
 	if err != nil {
 		// The connection failed (redigo closes it), so the reader's read
 		// fails too and fails the batch; nothing more goes out on it.
@@ -258,16 +271,16 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 // write or read failed before its turn: it was not sent.
 var errBroken = errors.New("the pipeline's connection failed before the command was written")
 
-// write sends the commands of batch on conn and flushes them, turning a
-// panic into an error wrapping ErrPanicked.
-func write(conn redis.Conn, batch []*pipeCall) (err error) {
+// write sends cmds on conn and flushes them, turning a panic into an
+// error wrapping ErrPanicked.
+func write(conn redis.Conn, cmds []command) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", ErrPanicked, v)
 		}
 	}()
-	for _, c := range batch {
-		if err := conn.Send(c.cmd, c.args...); err != nil {
+	for _, c := range cmds {
+		if err := conn.Send(c.name, c.args...); err != nil {
 			return err
 		}
 	}

@@ -107,8 +107,13 @@ func (l *Locker) takeBack(a Attempt) {
 }
 
 // releaseInBackground runs the technique's owner-checked release of h in
-// a goroutine, on a fresh context bounded by cleanupTimeout; a failure is
-// left alone. The goroutine ends within cleanupTimeout; Close waits for it
+// a goroutine, on a fresh context bounded by cleanupTimeout. A release
+// that fails (a connection the pool lent dead, after the very failure
+// that made the outcome unknown) is tried again after a short wait,
+// doubling from cleanupRetry, for up to cleanupRetries tries in all,
+// until it releases or finds h no longer held; the release checks the
+// owner, so trying again is harmless. A failure after that is left
+// alone. The goroutine ends within cleanupTimeout; Close waits for it
 // (bg).
 func (l *Locker) releaseInBackground(h Held) {
 	l.bg.Add(1)
@@ -116,6 +121,27 @@ func (l *Locker) releaseInBackground(h Held) {
 		defer l.bg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		_ = l.tech.Release(ctx, h)
+		wait := cleanupRetry
+		for try := 1; ; try++ {
+			err := l.tech.Release(ctx, h)
+			if err == nil || errors.Is(err, strategy.ErrNotHeld) || try == cleanupRetries {
+				return
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			wait *= 2
+		}
 	}()
 }
+
+// A background release is tried up to cleanupRetries times, cleanupRetry
+// apart at first and twice as long each time after (5 tries span 75 ms).
+const (
+	cleanupRetries = 5
+	cleanupRetry   = 5 * time.Millisecond
+)
