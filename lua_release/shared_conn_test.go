@@ -30,34 +30,23 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const workers, pairs = 16, 100
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			key := fmt.Sprint("shared:", w)
-			var last uint64
-			for range pairs {
-				lease, err := l.Lock(ctx, key)
-				if err != nil {
-					errs <- fmt.Errorf("Lock(%q) = %v, want nil", key, err)
-					return
-				}
-				if lease.Key() != key || lease.Fence() <= last {
-					errs <- fmt.Errorf("Lock(%q) = a lease of %q with fence %d, want %q with a fence above %d", key, lease.Key(), lease.Fence(), key, last)
-				}
-				last = lease.Fence()
-				if err := lease.Unlock(ctx); err != nil {
-					errs <- fmt.Errorf("Unlock(%q) = %v, want nil", key, err)
-					return
-				}
+	eachWorker(t, workers, "shared:", func(key string) error {
+		var last uint64
+		for range pairs {
+			lease, err := l.Lock(ctx, key)
+			if err != nil {
+				return fmt.Errorf("Lock(%q) = %v, want nil", key, err)
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+			if lease.Key() != key || lease.Fence() <= last {
+				return fmt.Errorf("Lock(%q) = a lease of %q with fence %d, want %q with a fence above %d", key, lease.Key(), lease.Fence(), key, last)
+			}
+			last = lease.Fence()
+			if err := lease.Unlock(ctx); err != nil {
+				return fmt.Errorf("Unlock(%q) = %v, want nil", key, err)
+			}
+		}
+		return nil
+	})
 	scripts := int64(2 * workers * pairs)
 	if gets := pool.Gets(); gets >= scripts/2 {
 		t.Errorf("connections taken from the pool = %d for %d scripts, want fewer than %d (shared)", gets, scripts, scripts/2)
@@ -85,26 +74,24 @@ func TestSharedConnectionKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const workers, pairs = 16, 150
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			key := fmt.Sprint("killed:", w)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eachWorker(t, workers, "killed:", func(key string) error {
 			for range pairs {
 				lease, err := l.Lock(ctx, key)
 				if err != nil {
-					errs <- fmt.Errorf("Lock(%q) = %v, want nil (it retries a failed connection, and no lost attempt strands its lock)", key, err)
-					return
+					return fmt.Errorf("Lock(%q) = %v, want nil (it retries a failed connection, and no lost attempt strands its lock)", key, err)
 				}
 				for err = lease.Unlock(ctx); err != nil && !errors.Is(err, strategy.ErrNotHeld); err = lease.Unlock(ctx) {
 					if ctx.Err() != nil {
-						errs <- fmt.Errorf("Unlock(%q) = %v until the test's end, want nil", key, err)
-						return
+						return fmt.Errorf("Unlock(%q) = %v until the test's end, want nil", key, err)
 					}
 				}
 			}
+			return nil
 		})
-	}
+	}()
 	killed := 0
 	for range 3 {
 		time.Sleep(20 * time.Millisecond)
@@ -114,11 +101,7 @@ func TestSharedConnectionKilled(t *testing.T) {
 		}
 		killed += n
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	<-done
 	if killed == 0 {
 		t.Errorf("CLIENT KILL killed no connection, want the Locker's")
 	}
@@ -126,4 +109,25 @@ func TestSharedConnectionKilled(t *testing.T) {
 		t.Errorf("Close() = %v, want nil", err)
 	}
 	locktest.AssertReleased(t, node, "*killed:*", 30*time.Second)
+}
+
+// eachWorker runs work in workers goroutines, each on its own key (prefix
+// and the worker's number), waits for them all and reports every error
+// they return.
+func eachWorker(t *testing.T, workers int, prefix string, work func(key string) error) {
+	t.Helper()
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			if err := work(fmt.Sprint(prefix, w)); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

@@ -225,12 +225,7 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 		unsent := s.pending
 		s.pending = nil
 		s.writing = false
-		done := p.settle(s)
-		p.mu.Unlock()
-		failAll(unsent, errBroken)
-		if done {
-			closeQuietly(s.conn)
-		}
+		p.stop(s, unsent, errBroken)
 		return false
 	}
 	batch := s.pending
@@ -285,6 +280,18 @@ func write(conn redis.Conn, cmds []command) (err error) {
 		}
 	}
 	return conn.Flush()
+}
+
+// stop ends a writer or reader of s that has just marked itself stopped,
+// with p.mu held: it releases p.mu, fails calls with err, and closes s's
+// connection when s is done with (settle).
+func (p *Pipeline) stop(s *stream, calls []*pipeCall, err error) {
+	done := p.settle(s)
+	p.mu.Unlock()
+	failAll(calls, err)
+	if done {
+		closeQuietly(s.conn)
+	}
 }
 
 // settle, with p.mu held, reports whether s is done with: neither its

@@ -20,11 +20,7 @@ func (p *Pipeline) read(s *stream) {
 		p.mu.Lock()
 		if len(s.waiting) == 0 {
 			s.reading = false
-			done := p.settle(s)
-			p.mu.Unlock()
-			if done {
-				closeQuietly(s.conn)
-			}
+			p.stop(s, nil, nil)
 			return
 		}
 		c := s.waiting[0]
@@ -61,12 +57,7 @@ func (p *Pipeline) fail(s *stream, err error) {
 	waiting := s.waiting
 	s.waiting, s.unbounded = nil, 0
 	s.reading = false
-	done := p.settle(s)
-	p.mu.Unlock()
-	failAll(waiting, err)
-	if done {
-		closeQuietly(s.conn)
-	}
+	p.stop(s, waiting, err)
 }
 
 // failAll hands err to every call in calls as its outcome.
