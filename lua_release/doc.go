@@ -98,11 +98,14 @@
 // alone on a connection of its own, and so does one that finds
 // engine.MaxInFlight scripts awaiting their replies. Each call stays
 // bounded by its own ctx: it returns when ctx ends, and its reply is
-// dropped; a Redis that stalls past the latest deadline of the scripts on
-// the shared connection fails them all, as it would fail each on a
-// connection of its own by its deadline. The notices' subscriptions,
-// Extend and the clean-ups of a waiter that gives up take connections of
-// their own.
+// dropped. A shared connection that fails (killed, reset, or a Redis
+// that stalls past the latest deadline of the scripts on it) fails every
+// script awaiting a reply on it, where connections of their own would
+// fail one each: the attempts among them are taken back (tried again when
+// the take-back meets a dead connection too), and the Unlocks among them
+// leave their leases unspent, to be released again. The notices'
+// subscriptions, Extend and the clean-ups of a waiter that gives up take
+// connections of their own.
 //
 // Fencing tokens strictly increase across successive holders of a key:
 // each successful acquire increments the counter in the same atomic step
