@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // nodeOp runs one request on one node over c, bounded by ctx, and returns
@@ -218,7 +219,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 	}
 	if c != nil {
-		closeConn(c)
+		engine.CloseQuietly(c)
 	}
 }
 

@@ -2,35 +2,22 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
-// errPanicked marks a node's failure that was a panic in its Pool or
-// connection, recovered so that it cannot crash the process from a
-// goroutine of ours.
-var errPanicked = errors.New("lockzoo: redlock: the node's pool or connection panicked")
-
 // guarded runs fn and turns a panic in it into an error wrapping
-// errPanicked.
+// engine.ErrPanicked.
 func guarded(fn func()) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: %v", errPanicked, v)
+			err = fmt.Errorf("%w: %v", engine.ErrPanicked, v)
 		}
 	}()
 	fn()
 	return nil
-}
-
-// closeConn closes c, dropping a panic in its Close.
-func closeConn(c redis.Conn) {
-	_ = guarded(func() { c.Close() })
 }
 
 // call gets a connection to n and runs op on it, then tells n's breaker
@@ -38,20 +25,20 @@ func closeConn(c redis.Conn) {
 // still healthy, else nil (and closes it). probe is what n.br.admit said.
 //
 // A panic in the pool or the connection (a Pool of the user's) becomes the
-// node's failure, an error wrapping errPanicked: the connection is closed
+// node's failure, an error wrapping engine.ErrPanicked: the connection is closed
 // (a panic in Close is dropped too) and the answer says the node may hold
 // the lock when the request may have been sent.
 func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (c redis.Conn, a answer) {
 	settled := false
 	defer func() {
 		if v := recover(); v != nil {
-			err := fmt.Errorf("%w: %v", errPanicked, v)
+			err := fmt.Errorf("%w: %v", engine.ErrPanicked, v)
 			if !settled {
 				n.br.settle(probe, false, err)
 			}
 			sent := c != nil // the request may have gone out
 			if sent {
-				closeConn(c)
+				engine.CloseQuietly(c)
 			}
 			c, a = nil, answer{node: n.index, vote: voteFailed, err: err, mayHold: sent}
 		}
@@ -120,13 +107,9 @@ func doTwo(ctx context.Context, c redis.Conn) (first, second any, firstErr, seco
 		return nil, nil, nil, nil, err
 	}
 	receive := func() (any, error, error) {
-		// 0 would mean no deadline at all.
-		reply, err := cwt.ReceiveWithTimeout(max(time.Until(dl), time.Nanosecond))
+		reply, err := engine.ReceiveBy(cwt, dl)
 		if e, refused := err.(redis.Error); refused {
 			return nil, e, nil
-		}
-		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 		}
 		return reply, nil, err
 	}

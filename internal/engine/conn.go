@@ -160,10 +160,38 @@ func doDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any
 		return nil, context.DeadlineExceeded
 	}
 	reply, err := cwt.DoWithTimeout(d, cmd, args...)
+	return reply, deadlineErr(err)
+}
+
+// ReceiveBy reads one reply from c with deadline as its read deadline. A
+// deadline that has passed still leaves the read a nanosecond (0 would
+// mean no deadline at all), so that a reply already there is read and
+// otherwise the connection fails (redigo closes it) rather than waits; a
+// read that passes the deadline is reported as context.DeadlineExceeded.
+func ReceiveBy(c redis.ConnWithTimeout, deadline time.Time) (any, error) {
+	reply, err := c.ReceiveWithTimeout(max(time.Until(deadline), time.Nanosecond))
+	return reply, deadlineErr(err)
+}
+
+// deadlineErr reports a read that passed its deadline as
+// context.DeadlineExceeded too, and returns any other err as it is.
+func deadlineErr(err error) error {
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
-	return reply, err
+	return err
+}
+
+// ErrPanicked marks a failure that was a panic in a Pool or connection,
+// recovered so that it cannot crash the process from a goroutine of
+// lockzoo's.
+var ErrPanicked = errors.New("lockzoo: the pool or connection panicked")
+
+// CloseQuietly closes conn (returns it to its pool), dropping a panic in
+// its Close.
+func CloseQuietly(conn redis.Conn) {
+	defer func() { _ = recover() }()
+	conn.Close()
 }
 
 // Eval runs script on a connection from pool with EVALSHA, falling back to

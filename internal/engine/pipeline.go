@@ -186,7 +186,7 @@ func (p *Pipeline) send(ctx context.Context, c *pipeCall) error {
 		if p.cur == nil || p.cur.broken {
 			p.cur = &stream{conn: conn}
 		} else {
-			defer closeQuietly(conn) // another caller's came first
+			defer CloseQuietly(conn) // another caller's came first
 		}
 	}
 	s := p.cur
@@ -290,7 +290,7 @@ func (p *Pipeline) stop(s *stream, calls []*pipeCall, err error) {
 	p.mu.Unlock()
 	failAll(calls, err)
 	if done {
-		closeQuietly(s.conn)
+		CloseQuietly(s.conn)
 	}
 }
 
@@ -305,15 +305,4 @@ func (p *Pipeline) settle(s *stream) bool {
 		p.cur = nil
 	}
 	return true
-}
-
-// ErrPanicked marks a failure that was a panic in a Pool or connection,
-// recovered so that it cannot crash the process from a goroutine of
-// lockzoo's.
-var ErrPanicked = errors.New("lockzoo: the pool or connection panicked")
-
-// closeQuietly returns conn to its pool, dropping a panic in its Close.
-func closeQuietly(conn redis.Conn) {
-	defer func() { _ = recover() }()
-	conn.Close()
 }

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -68,25 +65,17 @@ func failAll(calls []*pipeCall, err error) {
 	}
 }
 
-// receive reads one reply from conn, with a read deadline when bounded
-// and conn supports one (redis.ConnWithTimeout), and turns a panic into
-// an error wrapping ErrPanicked; a deadline that passes is reported as
-// context.DeadlineExceeded.
+// receive reads one reply from conn, by deadline when bounded and conn
+// supports one (ReceiveBy), and turns a panic into an error wrapping
+// ErrPanicked.
 func receive(conn redis.Conn, deadline time.Time, bounded bool) (reply any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			reply, err = nil, fmt.Errorf("%w: %v", ErrPanicked, v)
 		}
 	}()
-	cwt, timed := conn.(redis.ConnWithTimeout)
-	if !bounded || !timed {
-		return conn.Receive()
+	if cwt, timed := conn.(redis.ConnWithTimeout); bounded && timed {
+		return ReceiveBy(cwt, deadline)
 	}
-	// 0 would mean no deadline at all: a deadline passed still leaves the
-	// read a nanosecond, so the connection fails rather than waits.
-	reply, err = cwt.ReceiveWithTimeout(max(time.Until(deadline), time.Nanosecond))
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
-	}
-	return reply, err
+	return conn.Receive()
 }
