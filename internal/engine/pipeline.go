@@ -125,14 +125,13 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 		p.mu.Unlock()
 		return reply, err
 	}
-	p.mu.Unlock()
 	c, _ := p.calls.Get().(*pipeCall)
 	if c == nil {
 		c = &pipeCall{done: make(chan struct{}, 1)}
 	}
 	deadline, bounded := ctx.Deadline()
 	c.cmd, c.args, c.deadline, c.bounded = cmd, args, deadline, bounded
-	if err := p.send(ctx, c); err != nil {
+	if err := p.send(ctx, c); err != nil { // releases p.mu
 		c.cmd, c.args = "", nil
 		p.calls.Put(c)
 		return nil, err
@@ -167,15 +166,14 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 // leaves the writing to a goroutine of its own (writeLoop).
 const maxWrites = 4
 
-// send queues c's command on the pipeline's connection (taking one from
-// the pool, bounded by ctx, when there is none) and, unless a writer
-// runs, writes it and whatever the callers queue meanwhile, in as few
-// writes as they allow: commands queued while a write is under way go out
-// together in the next. An error means c was not queued (no connection);
-// every other outcome, a failed write included, reaches c through its
-// done channel.
+// send, called with p.mu held, queues c's command on the pipeline's
+// connection (taking one from the pool, bounded by ctx, when there is
+// none) and, unless a writer runs, writes it and whatever the callers
+// queue meanwhile, in as few writes as they allow: commands queued while
+// a write is under way go out together in the next. It releases p.mu. An
+// error means c was not queued (no connection); every other outcome, a
+// failed write included, reaches c through its done channel.
 func (p *Pipeline) send(ctx context.Context, c *pipeCall) error {
-	p.mu.Lock()
 	if p.cur == nil || p.cur.broken {
 		p.mu.Unlock()
 		conn, err := Conn(ctx, p.pool)
