@@ -56,8 +56,8 @@ func ExampleNew() {
 }
 
 // ExamplePipeline sends the commands of many goroutines to one Redis
-// server in batches. It needs a Redis server on localhost:6379, so it is
-// compiled but not run.
+// server over one shared connection. It needs a Redis server on
+// localhost:6379, so it is compiled but not run.
 func ExamplePipeline() {
 	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", "localhost:6379") }}
 	defer pool.Close()

@@ -84,9 +84,10 @@ type stream struct {
 	reading   bool        // the reader runs
 }
 
-// command is one command as the writer sends it: a copy of its call's,
-// since the reader may hand the call its outcome (a failed connection)
-// while the writer still writes, and its caller then reuses it.
+// command is one command, its name and arguments. The writer writes
+// from copies of its calls' commands (stream.out), since the reader may
+// hand a call its outcome (a failed connection) while the writer still
+// writes, and its caller then reuses the call.
 type command struct {
 	name string
 	args []any
@@ -96,8 +97,7 @@ type command struct {
 // and back. A caller that received its reply recycles it; one that left
 // before does not, since the reader may still write it.
 type pipeCall struct {
-	cmd      string
-	args     []any
+	command            // the command, copied by the writer as it writes
 	deadline time.Time // zero: none
 	bounded  bool      // its ctx has a deadline
 	reply    any
@@ -130,9 +130,9 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 		c = &pipeCall{done: make(chan struct{}, 1)}
 	}
 	deadline, bounded := ctx.Deadline()
-	c.cmd, c.args, c.deadline, c.bounded = cmd, args, deadline, bounded
+	c.command, c.deadline, c.bounded = command{cmd, args}, deadline, bounded
 	if err := p.send(ctx, c); err != nil { // releases p.mu
-		c.cmd, c.args = "", nil
+		c.command = command{}
 		p.calls.Put(c)
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 		c.timer.Stop()
 	}
 	reply, err := c.reply, c.err
-	c.cmd, c.args, c.reply, c.err = "", nil, nil, nil
+	c.command, c.reply, c.err = command{}, nil, nil
 	p.calls.Put(c)
 	return reply, err
 }
@@ -231,7 +231,7 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	out := s.out[:0]
 	for _, c := range batch {
 		s.waiting = append(s.waiting, c)
-		out = append(out, command{c.cmd, c.args})
+		out = append(out, c.command)
 		if !c.bounded {
 			s.unbounded++
 		} else if c.deadline.After(s.latest) {
@@ -252,12 +252,19 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	if err != nil {
 		// The connection failed (redigo closes it), so the reader's read
 		// fails too and fails the batch; nothing more goes out on it.
-		s.broken = true
-		if p.cur == s {
-			p.cur = nil
-		}
+		p.retire(s)
 	}
 	return true
+}
+
+// retire, with p.mu held, marks s broken after a failed write or read:
+// nothing more is written to it, and the next command takes a new
+// connection.
+func (p *Pipeline) retire(s *stream) {
+	s.broken = true
+	if p.cur == s {
+		p.cur = nil
+	}
 }
 
 // errBroken is what a command gets that was queued on a connection whose

@@ -47,10 +47,7 @@ func (p *Pipeline) read(s *stream) {
 // failed, so the pool drops it) once its writer, if one runs, stopped.
 func (p *Pipeline) fail(s *stream, err error) {
 	p.mu.Lock()
-	s.broken = true
-	if p.cur == s {
-		p.cur = nil
-	}
+	p.retire(s)
 	waiting := s.waiting
 	s.waiting, s.unbounded = nil, 0
 	s.reading = false

@@ -39,11 +39,7 @@ func (s *Script) Args(n int) []any {
 func (s *Script) Call(ctx context.Context, p *Pipeline, args []any) (any, error) {
 	reply, err := p.Do(ctx, "EVALSHA", args)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
-		err = WithConn(ctx, p.pool, func(c redis.Conn) error {
-			var err error
-			reply, err = EvalOn(ctx, c, s.s, args[2:]...)
-			return err
-		})
+		reply, err = Eval(ctx, p.pool, s.s, args[2:]...)
 	}
 	return reply, withCtxErr(ctx, err)
 }
