@@ -91,7 +91,8 @@
 // The acquire and release scripts of a Locker's concurrent calls share
 // one connection (engine.Pipeline): a call made while another is under
 // way writes its script there, together with those the other calls
-// queued while the last write was going out, and one reader hands out
+// queued meanwhile (its writer yields the processor once before it
+// writes, so that they can), and one reader hands out
 // the replies in order. Redis and the client then each read many scripts
 // per system call instead of one: under load those system calls are most
 // of what a lock costs them. A call with nothing else under way goes

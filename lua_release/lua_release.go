@@ -129,9 +129,9 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	return &technique{
 		pool:    pool,
 		pipe:    engine.NewPipeline(pool),
-		acquire: engine.NewScript(protocol.Script(4, consts+acquireSource), 4),
+		acquire: engine.NewScript(4, protocol.Source(consts+acquireSource)),
 		abandon: protocol.Script(4, consts+handoffSource+abandonSource),
-		release: engine.NewScript(protocol.Script(4, consts+handoffSource+releaseSource), 4),
+		release: engine.NewScript(4, protocol.Source(consts+handoffSource+releaseSource)),
 		extend:  scripts.ComparePExpire(),
 	}
 }

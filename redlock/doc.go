@@ -104,6 +104,18 @@
 // ticket and line member, to put it back in line). Each round's request is
 // built once and sent to every node.
 //
+// The calls of a Locker's concurrent rounds to one node share one
+// connection (engine.Pipeline): a call made while another to that node is
+// under way queues its GETNAME and script there, and they go out in one
+// write with those the other calls queued meanwhile; one reader per node
+// hands out the replies in order. Redis and the client then each read and
+// write many calls per system call instead of one, which on a machine
+// short of CPU is most of what a round costs them (the README's
+// compare-peers report has the figures). A call with nothing else under
+// way to its node goes alone on a connection of its own, as before. A
+// shared connection that fails fails every call on it, each a node failure
+// of its round as a failed connection of its own would be.
+//
 // # Waiting in line
 //
 // Every node keeps a line of the Lock calls its acquire script refused (a
@@ -278,8 +290,8 @@
 // it is seen again.
 //
 // The run_id is read when a connection is new, not on every call: CLIENT
-// GETNAME travels in the same pipeline as the lock command, so the hot path
-// stays one round trip per node. A connection without lockzoo's name
+// GETNAME travels right before the lock command on the same connection
+// (engine.Pipeline.DoTwo), so the hot path stays one round trip per node. A connection without lockzoo's name
 // ("lockzoo-redlock") costs one extra round trip (INFO server and CLIENT
 // SETNAME). Every connection made after a restart is new, so a Locker that
 // saw the node before cannot miss its restart. The guard is on by default;

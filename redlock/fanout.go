@@ -6,18 +6,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
-// nodeOp runs one request on one node over c, bounded by ctx, and returns
+// nodeOp runs one request on one node over l, bounded by ctx, and returns
 // the node's answer (node index filled in by the caller).
-type nodeOp func(ctx context.Context, n *node, c redis.Conn) answer
+type nodeOp func(ctx context.Context, l *link) answer
 
-// undoOp takes back what a node may hold after an acquire that failed. c is
-// the connection the request went over, or nil when it is no longer usable.
-type undoOp func(ctx context.Context, n *node, c redis.Conn)
+// undoOp takes back what a node may hold after an acquire that failed,
+// over the link the request went over (lost when the request got no
+// reply).
+type undoOp func(ctx context.Context, l *link)
 
 // round is one request sent to every node in parallel. Each node has its
 // own goroutine; the caller reads answers until it can decide, then
@@ -36,9 +34,9 @@ type round struct {
 	undone  sync.WaitGroup
 
 	// refused, when set before a successful decision, runs on every node
-	// that refused the request, over the same connection right after its
-	// answer (so after the request on that node), once the decision is
-	// published; only for rounds with an undo.
+	// that refused the request, over the same link after its answer (so
+	// after the request on that node), once the decision is published;
+	// only for rounds with an undo.
 	refused undoOp
 
 	// late is the round's part in technique.late (won acquire rounds).
@@ -183,7 +181,7 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 // runNode is the goroutine of one node in one round.
 func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
 	defer t.bg.done()
-	c, a := t.call(r.ctx, n, probe, op)
+	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
 		r.cancel()
 		t.late.finish(r)
@@ -198,28 +196,25 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		switch {
 		case r.failed && a.mayHold:
 			after = undo
-		case !r.failed && a.vote == voteNo && r.refused != nil && c != nil:
+		case !r.failed && a.vote == voteNo && r.refused != nil && !l.lost:
 			after = r.refused
 		case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 			// A release of the lease found nothing to delete here: it came
 			// before our SET, which would be left behind. Delete it now.
-			after = func(ctx context.Context, n *node, c redis.Conn) {
-				t.releaseOn(ctx, n, c, keysOf(r.late.key), r.late.token)
+			after = func(ctx context.Context, l *link) {
+				t.releaseOn(ctx, l, keysOf(r.late.key), r.late.token)
 			}
 		}
 		if after != nil {
 			uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
 			// A panic here (the user's pool or connection) is dropped: the
 			// undo is best effort, the lock expires at its TTL anyway.
-			_ = guarded(func() { after(uctx, n, c) })
+			_ = guarded(func() { after(uctx, l) })
 			ucancel()
 		}
 		if r.awaited != nil && r.awaited[n.index] {
 			r.undone.Done()
 		}
-	}
-	if c != nil {
-		engine.CloseQuietly(c)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/protocol"
@@ -76,8 +75,8 @@ func (t *technique) writeBack(ctx context.Context, keys []any, token string, ttl
 		nodes[i] = t.nodes[idx]
 	}
 	kv := append(append(t.raise.Args(5), keys[:2]...), token, strconv.FormatInt(f, 10), t.args.TTL(ttl))
-	raise := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalArgs(ctx, n, c, t.raise, kv))
+	raise := func(ctx context.Context, l *link) answer {
+		a := compareVote(t.evalArgs(ctx, l, t.raise, kv))
 		if a.vote == voteNo {
 			a = answer{vote: voteFailed, err: errNotOurs}
 		}

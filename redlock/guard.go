@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/strategy"
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // clientName marks the connections the restart guard has already checked.
@@ -22,7 +22,7 @@ const clientName = "lockzoo-redlock"
 // node is one Redis master and what the restart guard remembers of it.
 type node struct {
 	index int
-	pool  strategy.Pool
+	pipe  *engine.Pipeline // the node's connections (its Pool), shared by concurrent calls
 	br    breaker
 	// acquirePoint is the fault point an acquire reaches on this node just
 	// before it sends its request (pointAcquireOn).
@@ -64,73 +64,63 @@ func (n *node) saw(runID string, now int64, hold time.Duration) bool {
 	return restarted
 }
 
-// exchange runs one command on c and returns its reply (an error reply is
-// returned as the error). With the restart guard on, CLIENT GETNAME travels
-// in the same pipeline, so a known connection still costs one round trip;
-// on a new connection (no lockzoo name yet) the guard spends one more round
+// exchange runs one command on l's node and returns its reply (an error
+// reply is returned as the error). With the restart guard on, CLIENT
+// GETNAME travels right before it on the same connection
+// (Pipeline.DoTwo), so a known connection still costs one round trip; on
+// a new connection (no lockzoo name yet) the guard spends one more round
 // trip to read the node's run_id and name the connection (see learn).
-func (t *technique) exchange(ctx context.Context, n *node, c redis.Conn, cmd string, args ...any) (any, error) {
+func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...any) (any, error) {
 	if !t.s.guard {
-		return do(ctx, c, cmd, args...)
+		return l.send(ctx, cmd, args)
 	}
-	if err := c.Send("CLIENT", t.getname...); err != nil {
+	name, r, err := l.sendTwo(ctx, t.getname, engine.Command{Name: cmd, Args: args})
+	if err != nil {
 		return nil, err
-	}
-	if err := c.Send(cmd, args...); err != nil {
-		return nil, err
-	}
-	name, reply, nameErr, err, failed := doTwo(ctx, c)
-	if failed != nil {
-		return nil, failed
 	}
 	var known bool
-	switch name := name.(type) {
+	switch v := name.Value.(type) {
 	case []byte: // compared without making a string of it
-		known = string(name) == clientName
+		known = string(v) == clientName
 	case nil:
-		if nameErr != nil {
-			return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", nameErr)
+		if name.Err != nil {
+			return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", name.Err)
 		}
 	default:
-		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): unexpected reply %T", name)
+		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): unexpected reply %T", v)
 	}
 	if !known {
-		if err := t.learn(ctx, n, c); err != nil {
+		if err := t.learn(ctx, l); err != nil {
 			return nil, err
 		}
 	}
-	return reply, err
+	return r.Value, r.Err
 }
 
 // learn checks a new connection: one pipelined round trip reads the
 // server's run_id (INFO server) and names the connection, then the node's
-// remembered run_id is compared and updated (node.saw).
-func (t *technique) learn(ctx context.Context, n *node, c redis.Conn) error {
-	if err := c.Send("INFO", "server"); err != nil {
-		return err
-	}
-	if err := c.Send("CLIENT", "SETNAME", clientName); err != nil {
-		return err
-	}
-	replies, err := redis.Values(do(ctx, c, ""))
+// remembered run_id is compared and updated (node.saw). Other callers may
+// share the connection: when several find it new at once, each learns,
+// which is redundant but harmless. When the connection failed meanwhile,
+// learn reads a newer one, whose server is the same or restarted since:
+// either way a restart that came before the command is seen.
+func (t *technique) learn(ctx context.Context, l *link) error {
+	info, named, err := l.sendTwo(ctx, engine.Command{Name: "INFO", Args: []any{"server"}}, engine.Command{Name: "CLIENT", Args: []any{"SETNAME", clientName}})
 	if err != nil {
 		return err
 	}
-	if len(replies) != 2 {
-		return fmt.Errorf("pipeline of 2 commands got %d replies", len(replies))
-	}
-	info, err := redis.String(replies[0], nil)
+	text, err := redis.String(info.Value, info.Err)
 	if err != nil {
 		return fmt.Errorf("INFO server for the restart guard: %w", err)
 	}
-	if e, ok := replies[1].(redis.Error); ok {
-		return fmt.Errorf("CLIENT SETNAME for the restart guard: %w", e)
+	if named.Err != nil {
+		return fmt.Errorf("CLIENT SETNAME for the restart guard: %w", named.Err)
 	}
-	id := runID(info)
+	id := runID(text)
 	if id == "" {
 		return errors.New("INFO server has no run_id for the restart guard")
 	}
-	n.saw(id, t.clock.now(), t.exclusion())
+	l.n.saw(id, t.clock.now(), t.exclusion())
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 )
@@ -40,8 +39,8 @@ const LineListened = protocol.Listened
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 	k := protocol.KeysOf(a.Key)
 	keys, member := []any{k.Line, k.Seen}, lineMember(a)
-	leave := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalScript(ctx, n, c, t.abandon, keys, member))
+	leave := func(ctx context.Context, l *link) answer {
+		return compareVote(t.evalScript(ctx, l, t.abandon, keys, member))
 	}
 	r := t.fanOut(ctx, t.nodes, leave, nil)
 	defer r.decide(false)
@@ -57,12 +56,12 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 // leaveOn returns the step that takes the winner of an acquire round (a)
 // out of the line of a node that refused it, where the refusal queued it:
 // left there, it would keep that node for itself until it went stale. It
-// runs on the refusal's own connection, so after the refusal on that node.
+// runs after the refusal's answer, so after the refusal on that node.
 // What it sends is built only when it runs: most rounds have no refusal.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	return func(ctx context.Context, n *node, c redis.Conn) {
+	return func(ctx context.Context, l *link) {
 		k := protocol.KeysOf(a.Key)
-		_, _ = t.evalScript(ctx, n, c, t.abandon, []any{k.Line, k.Seen}, lineMember(a))
+		_, _ = t.evalScript(ctx, l, t.abandon, []any{k.Line, k.Seen}, lineMember(a))
 	}
 }
 

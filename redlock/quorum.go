@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // vote is what one node said to one request.
@@ -216,8 +218,9 @@ var (
 // restart guard.
 func (t *technique) acquireVote(n *node, reply any, err error) answer {
 	if err != nil {
-		// The SET may have run before the failure: release it if the round fails.
-		return answer{vote: voteFailed, err: err, mayHold: true}
+		// The SET may have run before the failure, unless it was never
+		// sent: release it if the round fails.
+		return answer{vote: voteFailed, err: err, mayHold: !errors.Is(err, engine.ErrNotSent)}
 	}
 	v, ok := acquireReply(reply)
 	if !ok {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/scripts"
@@ -53,15 +52,15 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:       s,
-		abandon: engine.NewScript(redis.NewScript(2, abandonSource), 2),
-		extend:  engine.NewScript(scripts.ComparePExpire(), 1),
+		abandon: engine.NewScript(2, abandonSource),
+		extend:  engine.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
-		getname: []any{"GETNAME"},
+		getname: engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
 	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
-		t.nodes = append(t.nodes, &node{index: i, pool: p, acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
+		t.nodes = append(t.nodes, &node{index: i, pipe: engine.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
 	}
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the
@@ -154,9 +153,9 @@ func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
 // technique is used.
 func (t *technique) useRetention(retention time.Duration) {
 	consts := constants(retention)
-	t.acquireScript = engine.NewScript(protocol.Script(4, consts+acquireSource), 4)
-	t.raise = engine.NewScript(protocol.Script(2, consts+raiseSource), 2)
-	t.release = engine.NewScript(protocol.Script(4, consts+releaseSource), 4)
+	t.acquireScript = engine.NewScript(4, protocol.Source(consts+acquireSource))
+	t.raise = engine.NewScript(2, protocol.Source(consts+raiseSource))
+	t.release = engine.NewScript(4, protocol.Source(consts+releaseSource))
 }
 
 // constants is the Lua that sets the protocol's constants the acquire,

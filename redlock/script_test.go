@@ -25,12 +25,10 @@ func TestAcquireScriptReplies(t *testing.T) {
 	waits := "0"
 	run := func(t *testing.T, token string, prev ...any) any {
 		t.Helper()
-		c := nodes[0].Pool().Get()
-		defer c.Close()
 		kv := append(tq.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
 			token, int64(10000), token, waits, time.Now().UnixMicro(), "locker")
 		kv = append(kv, prev...)
-		reply, err := tq.evalArgs(context.Background(), tq.nodes[0], c, tq.acquireScript, kv)
+		reply, err := tq.evalArgs(context.Background(), &link{n: tq.nodes[0]}, tq.acquireScript, kv)
 		if err != nil {
 			t.Fatalf("acquire script = %v, want a reply", err)
 		}

@@ -30,7 +30,7 @@ type technique struct {
 	bg            tracker           // background node goroutines (Locker.Wait)
 	late          lateRounds        // won acquire rounds still waiting for nodes
 	releasing     releasing         // successful releases still waiting for nodes
-	getname       []any             // CLIENT's arguments for the restart guard's GETNAME, built once; read-only
+	getname       engine.Command    // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
 }
 
@@ -101,7 +101,8 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 			kvPending = append(kv, pending.token)
 		}
 	}
-	set := func(ctx context.Context, n *node, c redis.Conn) answer {
+	set := func(ctx context.Context, l *link) answer {
+		n := l.n
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
@@ -109,21 +110,21 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if pending != nil && pending.pending[n.index].Load() {
 			args = kvPending
 		}
-		reply, err := t.evalArgs(ctx, n, c, t.acquireScript, args)
+		reply, err := t.evalArgs(ctx, l, t.acquireScript, args)
 		v := t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
-			t.releaseOn(ctx, n, c, keys, prev)
+			t.releaseOn(ctx, l, keys, prev)
 		}
 		return v
 	}
-	undo := func(ctx context.Context, n *node, c redis.Conn) {
+	undo := func(ctx context.Context, l *link) {
 		if a.Waits {
 			// A waiter's place in line, which its SET took it out of.
-			t.releaseOn(ctx, n, c, keys, a.Token, a.Arrived.UnixMicro(), lineMember(a))
+			t.releaseOn(ctx, l, keys, a.Token, a.Arrived.UnixMicro(), lineMember(a))
 			return
 		}
-		t.releaseOn(ctx, n, c, keys, a.Token)
+		t.releaseOn(ctx, l, keys, a.Token)
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
 	tl := newTally(len(t.nodes), t.s.quorum)
@@ -188,17 +189,18 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	late := t.late.lookup(h.Value)
 	kv := append(append(t.release.Args(5), heldKeys(h)...), h.Value)
 	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
-	del := func(ctx context.Context, n *node, c redis.Conn) answer {
+	del := func(ctx context.Context, l *link) answer {
+		n := l.n
 		defer pending.answered(n.index)
 		if err := fault.At(ctx, n.releasePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
 		// The script publishes the release notice in the same step.
-		a := compareVote(t.evalArgs(ctx, n, c, t.release, kv))
+		a := compareVote(t.evalArgs(ctx, l, t.release, kv))
 		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
 			// Our acquire's SET reached this node after this release:
 			// delete it again.
-			a = compareVote(t.evalArgs(ctx, n, c, t.release, kv))
+			a = compareVote(t.evalArgs(ctx, l, t.release, kv))
 		}
 		return a
 	}
@@ -234,9 +236,9 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	ms := ttl.Milliseconds()
 	key := heldKeys(h)[0] // the lock, boxed at acquire
 	kv := append(t.extend.Args(3), key, h.Value, ms)
-	pexpire := func(ctx context.Context, n *node, c redis.Conn) answer {
-		a := compareVote(t.evalArgs(ctx, n, c, t.extend, kv))
-		if a.vote == voteYes && t.s.guard && n.excluded(t.clock.now()) {
+	pexpire := func(ctx context.Context, l *link) answer {
+		a := compareVote(t.evalArgs(ctx, l, t.extend, kv))
+		if a.vote == voteYes && t.s.guard && l.n.excluded(t.clock.now()) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
 		return a
@@ -257,63 +259,48 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	return engine.Acquired{Validity: validity}, nil
 }
 
-// releaseOn deletes the lock on one node if it still holds token, over c
-// when it is usable, else over a new connection (unless the node's breaker
+// releaseOn deletes the lock on l's node if it still holds token, over l
+// when it is not lost, else over a new link (unless the node's breaker
 // skips it); keys are the lock's (keysOf). It takes back a failed attempt:
 // requeue, when given (the waiter's ticket and line member), puts the
 // waiter back in the node's line, which the attempt's SET took it out of;
 // then the head of the line, whose turn it may now be, is told. Errors are
 // dropped: it runs in the background after an acquire failed, and the lock
 // expires at its TTL anyway.
-func (t *technique) releaseOn(ctx context.Context, n *node, c redis.Conn, keys []any, token string, requeue ...any) {
+func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token string, requeue ...any) {
 	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
 	kv = append(kv, requeue...)
-	if c != nil {
-		_, _ = t.evalArgs(ctx, n, c, t.release, kv)
+	if !l.lost {
+		_, _ = t.evalArgs(ctx, l, t.release, kv)
 		return
 	}
-	ok, probe := n.br.admit()
+	ok, probe := l.n.br.admit()
 	if !ok {
 		return
 	}
-	release := func(ctx context.Context, n *node, c redis.Conn) answer {
-		return compareVote(t.evalArgs(ctx, n, c, t.release, kv))
+	release := func(ctx context.Context, l *link) answer {
+		return compareVote(t.evalArgs(ctx, l, t.release, kv))
 	}
-	if c, _ := t.call(ctx, n, probe, release); c != nil {
-		c.Close()
-	}
+	t.call(ctx, l.n, probe, release)
 }
 
 // evalScript runs script s with keys and args (EVALSHA, see evalArgs).
-func (t *technique) evalScript(ctx context.Context, n *node, c redis.Conn, s *engine.Script, keys []any, args ...any) (any, error) {
+func (t *technique) evalScript(ctx context.Context, l *link, s *engine.Script, keys []any, args ...any) (any, error) {
 	kv := append(append(s.Args(len(keys)+len(args)), keys...), args...)
-	return t.evalArgs(ctx, n, c, s, kv)
+	return t.evalArgs(ctx, l, s, kv)
 }
 
-// evalArgs runs script s with EVALSHA through exchange, and once more
-// with EVAL when the node does not have it cached (NOSCRIPT). kv is the
-// whole argument list, built once per round with s.Args (s's hash, the
-// number of keys, the keys and the arguments), that every node of the
-// round sends: nothing may change it afterwards.
-func (t *technique) evalArgs(ctx context.Context, n *node, c redis.Conn, s *engine.Script, kv []any) (any, error) {
-	reply, err := t.exchange(ctx, n, c, "EVALSHA", kv...)
+// evalArgs runs script s on l's node with EVALSHA through exchange, and
+// once more with EVAL, through exchange too, when the node does not have
+// it cached (NOSCRIPT). kv is the whole argument list, built once per
+// round with s.Args (s's hash, the number of keys, the keys and the
+// arguments), that every node of the round sends: nothing may change it
+// afterwards.
+func (t *technique) evalArgs(ctx context.Context, l *link, s *engine.Script, kv []any) (any, error) {
+	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
-		// EVAL loads the script as it runs it (redigo's Script.Do would
-		// try EVALSHA once more first).
-		if err := s.Redis().Send(c, kv[2:]...); err != nil {
-			return nil, err
-		}
-		replies, err := redis.Values(do(ctx, c, ""))
-		switch {
-		case err != nil:
-			return nil, err
-		case len(replies) != 1:
-			return nil, fmt.Errorf("EVAL got %d replies, want 1", len(replies))
-		}
-		if e, ok := replies[0].(redis.Error); ok {
-			return nil, e
-		}
-		return replies[0], nil
+		// EVAL loads the script as it runs it.
+		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...)...)
 	}
 	return reply, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -19,9 +20,10 @@ const MaxInFlight = 64
 
 // Pipeline sends the commands that concurrent callers make to one Redis
 // server over one shared connection. A caller queues its command and,
-// unless another caller is writing, writes it together with every command
-// queued while its write went out (one at a time, so a write carries
-// whatever the others queued during the last); one reader, a goroutine
+// unless another caller is writing, yields the processor once (so that
+// callers ready to run queue theirs too) and writes it together with
+// every command queued meanwhile, and then with those queued while its
+// write went out (one write at a time); one reader, a goroutine
 // that lives while commands await their replies, reads the replies in
 // order and hands each to its caller. Redis then reads and answers many
 // commands per system call instead of one, and so do the writer and the
@@ -34,7 +36,8 @@ const MaxInFlight = 64
 // connection (not BLPOP): the commands behind one wait for it.
 //
 // Each reply goes to the caller whose command it answers, an error reply
-// as that caller's error (a redis.Error). A connection that fails fails
+// as that caller's error (a redis.Error); DoTwo sends two commands one
+// right after the other and returns both replies. A connection that fails fails
 // every command that awaits a reply on it: each may or may not have run,
 // as when a connection of one's own fails; the next command takes a new
 // connection.
@@ -50,11 +53,12 @@ const MaxInFlight = 64
 // commands concerned with an error wrapping ErrPanicked rather than
 // crashing the process.
 //
-// The zero value is not usable; create one with NewPipeline. It is safe
-// for concurrent use.
+// The zero value is not usable; create one with NewPipeline or
+// NewDeadlinePipeline. It is safe for concurrent use.
 type Pipeline struct {
-	pool  strategy.Pool
-	calls sync.Pool // idle *pipeCall
+	pool       strategy.Pool
+	byDeadline bool      // callers' contexts end only by their deadlines (NewDeadlinePipeline)
+	calls      sync.Pool // idle *pipeCall
 
 	mu    sync.Mutex
 	cur   *stream // the connection commands are written to; nil when none
@@ -64,6 +68,15 @@ type Pipeline struct {
 // NewPipeline returns a Pipeline over the connections of pool.
 func NewPipeline(pool strategy.Pool) *Pipeline {
 	return &Pipeline{pool: pool}
+}
+
+// NewDeadlinePipeline returns a Pipeline over the connections of pool for
+// callers whose contexts end only by their deadlines, never by a
+// cancellation (redlock's node calls): a caller that sends alone reads
+// its reply by the connection's read deadline (DoDeadline), which costs
+// no goroutine, where DoContext starts one per call to watch the context.
+func NewDeadlinePipeline(pool strategy.Pool) *Pipeline {
+	return &Pipeline{pool: pool, byDeadline: true}
 }
 
 // stream is the Pipeline's connection while commands await their replies
@@ -76,7 +89,7 @@ type stream struct {
 	pending   []*pipeCall // queued for the writer, in order
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
-	out       []command   // the writer's copy of the commands it writes
+	out       []Command   // the writer's copy of the commands it writes
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
@@ -84,26 +97,29 @@ type stream struct {
 	reading   bool        // the reader runs
 }
 
-// command is one command, its name and arguments. The writer writes
-// from copies of its calls' commands (stream.out), since the reader may
-// hand a call its outcome (a failed connection) while the writer still
-// writes, and its caller then reuses the call.
-type command struct {
-	name string
-	args []any
+// pipeCall is one command in a Pipeline, or two sent together, from its
+// caller to the reader and back. A caller that received its replies
+// recycles it; one that left before does not, since the reader may still
+// write it. The writer writes from copies of its calls' commands
+// (stream.out), since the reader may hand a call its outcome (a failed
+// connection) while the writer still writes, and its caller then reuses
+// the call.
+type pipeCall struct {
+	cmds     [2]Command // the command, and the second sent with it (zero when none)
+	deadline time.Time  // zero: none
+	bounded  bool       // its ctx has a deadline
+	replies  [2]Reply
+	err      error         // the connection's failure, when the replies did not come
+	done     chan struct{} // the reader sends once, when replies and err are set
+	timer    *time.Timer   // the caller's deadline; nil until first needed
 }
 
-// pipeCall is one command in a Pipeline, from its caller to the reader
-// and back. A caller that received its reply recycles it; one that left
-// before does not, since the reader may still write it.
-type pipeCall struct {
-	command            // the command, copied by the writer as it writes
-	deadline time.Time // zero: none
-	bounded  bool      // its ctx has a deadline
-	reply    any
-	err      error
-	done     chan struct{} // the reader sends once, when reply and err are set
-	timer    *time.Timer   // the caller's deadline; nil until first needed
+// size is how many commands c carries.
+func (c *pipeCall) size() int {
+	if c.cmds[1].Name == "" {
+		return 1
+	}
+	return 2
 }
 
 // Do runs one command through the pipeline, bounded by ctx, and returns
@@ -112,29 +128,49 @@ type pipeCall struct {
 // error (context.DeadlineExceeded for a deadline that passed). A ctx that
 // has already ended returns its error and sends nothing.
 func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) {
+	r, _, err := p.do(ctx, Command{cmd, args}, Command{})
+	if err == nil {
+		err = r.Err
+	}
+	return r.Value, err
+}
+
+// DoTwo runs first and second through the pipeline one right after the
+// other on one connection, bounded by ctx as Do bounds a command, and
+// returns their replies, error replies included: a connection checked by
+// first (CLIENT GETNAME, say) is the one second ran on. The error is the
+// connection's failure or ctx's end before both replies came (then
+// neither reply is given); a ctx that has already ended returns its error
+// and sends nothing.
+func (p *Pipeline) DoTwo(ctx context.Context, first, second Command) (Reply, Reply, error) {
+	return p.do(ctx, first, second)
+}
+
+// do is Do and DoTwo: it runs first, and second unless it is zero.
+func (p *Pipeline) do(ctx context.Context, first, second Command) (Reply, Reply, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return Reply{}, Reply{}, err
 	}
 	p.mu.Lock()
 	if (p.cur == nil && p.alone == 0) || (p.cur != nil && len(p.cur.waiting)+len(p.cur.pending) >= MaxInFlight) {
 		p.alone++
 		p.mu.Unlock()
-		reply, err := Do(ctx, p.pool, cmd, args...)
+		r1, r2, err := p.doAlone(ctx, first, second)
 		p.mu.Lock()
 		p.alone--
 		p.mu.Unlock()
-		return reply, err
+		return r1, r2, err
 	}
 	c, _ := p.calls.Get().(*pipeCall)
 	if c == nil {
 		c = &pipeCall{done: make(chan struct{}, 1)}
 	}
 	deadline, bounded := ctx.Deadline()
-	c.command, c.deadline, c.bounded = command{cmd, args}, deadline, bounded
+	c.cmds, c.deadline, c.bounded = [2]Command{first, second}, deadline, bounded
 	if err := p.send(ctx, c); err != nil { // releases p.mu
-		c.command = command{}
+		c.cmds = [2]Command{}
 		p.calls.Put(c)
-		return nil, err
+		return Reply{}, Reply{}, err
 	}
 	var expired <-chan time.Time
 	if bounded {
@@ -149,17 +185,17 @@ func (p *Pipeline) Do(ctx context.Context, cmd string, args []any) (any, error) 
 	select {
 	case <-c.done:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: the command was sent, its reply is dropped", ctx.Err())
+		return Reply{}, Reply{}, fmt.Errorf("%w: the command was sent, its reply is dropped", ctx.Err())
 	case <-expired:
-		return nil, fmt.Errorf("%w: the command was sent, its reply is dropped", context.DeadlineExceeded)
+		return Reply{}, Reply{}, fmt.Errorf("%w: the command was sent, its reply is dropped", context.DeadlineExceeded)
 	}
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	reply, err := c.reply, c.err
-	c.command, c.reply, c.err = command{}, nil, nil
+	replies, err := c.replies, c.err
+	c.cmds, c.replies, c.err = [2]Command{}, [2]Reply{}, nil
 	p.calls.Put(c)
-	return reply, err
+	return replies[0], replies[1], err
 }
 
 // maxWrites is how many writes a caller makes for the others before it
@@ -171,14 +207,15 @@ const maxWrites = 4
 // none) and, unless a writer runs, writes it and whatever the callers
 // queue meanwhile, in as few writes as they allow: commands queued while
 // a write is under way go out together in the next. It releases p.mu. An
-// error means c was not queued (no connection); every other outcome, a
-// failed write included, reaches c through its done channel.
+// error, wrapping ErrNotSent, means c was not queued (no connection);
+// every other outcome, a failed write included, reaches c through its
+// done channel.
 func (p *Pipeline) send(ctx context.Context, c *pipeCall) error {
 	if p.cur == nil || p.cur.broken {
 		p.mu.Unlock()
 		conn, err := Conn(ctx, p.pool)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrNotSent, err)
 		}
 		p.mu.Lock()
 		if p.cur == nil || p.cur.broken {
@@ -194,6 +231,11 @@ func (p *Pipeline) send(ctx context.Context, c *pipeCall) error {
 		return nil
 	}
 	s.writing = true
+	// Yield once before the first write: callers that are ready to run
+	// queue their commands meanwhile, and go out in the same write.
+	p.mu.Unlock()
+	runtime.Gosched()
+	p.mu.Lock()
 	for range maxWrites {
 		if !p.writeOnce(s) {
 			return nil
@@ -231,7 +273,7 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	out := s.out[:0]
 	for _, c := range batch {
 		s.waiting = append(s.waiting, c)
-		out = append(out, c.command)
+		out = append(out, c.cmds[:c.size()]...)
 		if !c.bounded {
 			s.unbounded++
 		} else if c.deadline.After(s.latest) {
@@ -267,25 +309,15 @@ func (p *Pipeline) retire(s *stream) {
 	}
 }
 
-// errBroken is what a command gets that was queued on a connection whose
-// write or read failed before its turn: it was not sent.
-var errBroken = errors.New("the pipeline's connection failed before the command was written")
+// ErrNotSent marks a Pipeline failure that came before a command was
+// written, so the server cannot have run it: no connection could be had
+// from the pool (the error wraps the pool's too), or the shared
+// connection failed before the command's turn.
+var ErrNotSent = errors.New("the command was not sent")
 
-// write sends cmds on conn and flushes them, turning a panic into an
-// error wrapping ErrPanicked.
-func write(conn redis.Conn, cmds []command) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: %v", ErrPanicked, v)
-		}
-	}()
-	for _, c := range cmds {
-		if err := conn.Send(c.name, c.args...); err != nil {
-			return err
-		}
-	}
-	return conn.Flush()
-}
+// errBroken is what a command gets that was queued on a connection whose
+// write or read failed before its turn.
+var errBroken = fmt.Errorf("%w: the pipeline's connection failed before its turn", ErrNotSent)
 
 // stop ends a writer or reader of s that has just marked itself stopped,
 // with p.mu held: it releases p.mu, fails calls with err, and closes s's

@@ -7,8 +7,8 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// read hands out the replies of s's commands in order until none awaits
-// one; when a read fails it fails every command left and breaks s. It
+// read hands out the replies of s's commands in order, both of a call
+// with two at once, until none awaits one; when a read fails it fails every command left and breaks s. It
 // ends within the latest deadline of the commands written to s (see
 // Pipeline), and returns the connection to the pool when the writer has
 // stopped too (settle).
@@ -23,12 +23,14 @@ func (p *Pipeline) read(s *stream) {
 		c := s.waiting[0]
 		latest, bounded := s.latest, s.unbounded == 0
 		p.mu.Unlock()
-		reply, err := receive(s.conn, latest, bounded)
-		if err != nil {
-			if _, refused := err.(redis.Error); !refused {
+		var replies [2]Reply
+		for i := range c.size() {
+			r, err := reply(receive(s.conn, latest, bounded))
+			if err != nil {
 				p.fail(s, err)
 				return
 			}
+			replies[i] = r
 		}
 		p.mu.Lock()
 		s.waiting[0] = nil
@@ -37,7 +39,7 @@ func (p *Pipeline) read(s *stream) {
 			s.unbounded--
 		}
 		p.mu.Unlock()
-		c.reply, c.err = reply, err
+		c.replies = replies
 		c.done <- struct{}{}
 	}
 }
@@ -57,7 +59,7 @@ func (p *Pipeline) fail(s *stream, err error) {
 // failAll hands err to every call in calls as its outcome.
 func failAll(calls []*pipeCall, err error) {
 	for _, c := range calls {
-		c.reply, c.err = nil, err
+		c.replies, c.err = [2]Reply{}, err
 		c.done <- struct{}{}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // TestPipelineRepliesToEachCaller: under load the pipeline's commands
@@ -175,5 +176,80 @@ func TestPipelinePanickingPool(t *testing.T) {
 	}
 	if err := <-blocked; err != nil {
 		t.Errorf("Do(BLPOP) = %v, want nil", err)
+	}
+}
+
+// TestPipelineDoTwo: DoTwo's two commands run one right after the other
+// and each reply goes back in its place, an error reply in either place
+// included, whether they go alone on a connection of their own or on the
+// shared one, and whether the Pipeline reads by deadline or by context.
+func TestPipelineDoTwo(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	tests := []struct {
+		name   string
+		pipe   func(strategy.Pool) *engine.Pipeline
+		shared bool
+	}{
+		{"alone", engine.NewPipeline, false},
+		{"alone, by deadline", engine.NewDeadlinePipeline, false},
+		{"shared", engine.NewPipeline, true},
+		{"shared, by deadline", engine.NewDeadlinePipeline, true},
+	}
+	echo := func(s string) engine.Command { return engine.Command{Name: "ECHO", Args: []any{s}} }
+	refused := engine.Command{Name: "NOSUCHCOMMAND"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.pipe(node.Pool())
+			if tt.shared {
+				blocked := occupy(t, p, 1, 200*time.Millisecond)
+				t.Cleanup(func() { <-blocked })
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			r1, r2, err := p.DoTwo(ctx, echo("first"), refused)
+			if got, _ := redis.String(r1.Value, r1.Err); err != nil || got != "first" || !isErrorReply(r2.Err) {
+				t.Errorf("DoTwo(ECHO first, NOSUCHCOMMAND) = %+v, %+v, %v, want \"first\", an error reply, nil", r1, r2, err)
+			}
+			r1, r2, err = p.DoTwo(ctx, refused, echo("second"))
+			if got, _ := redis.String(r2.Value, r2.Err); err != nil || got != "second" || !isErrorReply(r1.Err) {
+				t.Errorf("DoTwo(NOSUCHCOMMAND, ECHO second) = %+v, %+v, %v, want an error reply, \"second\", nil", r1, r2, err)
+			}
+		})
+	}
+}
+
+// isErrorReply reports whether err is an error reply of the server.
+func isErrorReply(err error) bool {
+	_, ok := err.(redis.Error)
+	return ok
+}
+
+// TestPipelineNotSent: a command for which the pool gives no connection
+// fails with an error wrapping engine.ErrNotSent (and the pool's), alone
+// or as the first command of a shared connection, and the server never
+// sees it.
+func TestPipelineNotSent(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			pool := locktest.NewFaultyPool(node.Pool())
+			p := engine.NewPipeline(pool)
+			if shared {
+				// Alone on a connection of its own: the next caller finds
+				// a command under way and no shared connection yet.
+				blocked := occupy(t, p, 1, 200*time.Millisecond)
+				t.Cleanup(func() { <-blocked })
+			}
+			pool.Set(locktest.PoolFails)
+			_, err := p.Do(context.Background(), "SET", []any{"notsent:marker", "sent"})
+			if !errors.Is(err, engine.ErrNotSent) || !errors.Is(err, locktest.ErrInjected) {
+				t.Errorf("Do(SET) with a failing pool = %v, want %v and %v", err, engine.ErrNotSent, locktest.ErrInjected)
+			}
+			if n, err := redis.Int(node.Do("EXISTS", "notsent:marker")); err != nil || n != 0 {
+				t.Errorf("EXISTS of the key the SET names = %d, %v, want 0 (never sent)", n, err)
+			}
+		})
 	}
 }

@@ -14,14 +14,19 @@ import (
 // Eval's variadic arguments allocate two (redis.Script.Do copies them
 // behind the hash).
 type Script struct {
-	s    *redis.Script
-	head [2]any // the hash and the key count
+	s      *redis.Script
+	source string
+	head   [2]any // the hash and the key count
 }
 
-// NewScript returns the Script running s, which takes keyCount keys.
-func NewScript(s *redis.Script, keyCount int) *Script {
-	return &Script{s: s, head: [2]any{s.Hash(), keyCount}}
+// NewScript returns the Script running src, which takes keyCount keys.
+func NewScript(keyCount int, src string) *Script {
+	s := redis.NewScript(keyCount, src)
+	return &Script{s: s, source: src, head: [2]any{s.Hash(), keyCount}}
 }
+
+// Source returns s's Lua source, which EVAL takes in place of the hash.
+func (s *Script) Source() string { return s.source }
 
 // Args returns an empty argument list for one call of s with room for n
 // keys and arguments: append them in order, then pass it to Call.

@@ -29,3 +29,7 @@ func CompareDelete() *redis.Script { return redis.NewScript(1, compareDelete) }
 // replies 1 when it extended the lock and 0 when the lock was missing or
 // someone else's.
 func ComparePExpire() *redis.Script { return redis.NewScript(1, comparePExpire) }
+
+// ComparePExpireSource returns ComparePExpire's source, for a runner that
+// keeps its own (engine.NewScript).
+func ComparePExpireSource() string { return comparePExpire }
