@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const workers, pairs = 16, 100
-	eachWorker(t, workers, "shared:", func(key string) error {
+	locktest.EachWorker(t, workers, "shared:", func(key string) error {
 		var last uint64
 		for range pairs {
 			lease, err := l.Lock(ctx, key)
@@ -77,7 +76,7 @@ func TestSharedConnectionKilled(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		eachWorker(t, workers, "killed:", func(key string) error {
+		locktest.EachWorker(t, workers, "killed:", func(key string) error {
 			for range pairs {
 				lease, err := l.Lock(ctx, key)
 				if err != nil {
@@ -109,25 +108,4 @@ func TestSharedConnectionKilled(t *testing.T) {
 		t.Errorf("Close() = %v, want nil", err)
 	}
 	locktest.AssertReleased(t, node, "*killed:*", 30*time.Second)
-}
-
-// eachWorker runs work in workers goroutines, each on its own key (prefix
-// and the worker's number), waits for them all and reports every error
-// they return.
-func eachWorker(t *testing.T, workers int, prefix string, work func(key string) error) {
-	t.Helper()
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			if err := work(fmt.Sprint(prefix, w)); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 }

@@ -266,6 +266,18 @@
 // request. Skipping is safe: nothing is sent, and a missing vote never
 // counts towards a quorum.
 //
+// A release that a node may still need is owed to it rather than
+// dropped: the undo of a failed attempt, or a spent lease's release, that
+// the breaker skipped or whose reply was lost (a killed connection, after
+// which the pool lends the dead connections beside it). One goroutine per
+// node sends the releases it is owed as soon as the breaker lets a call
+// through, each at most five times, and drops them once the node has
+// taken none for twice NodeTimeout (a frozen node) or their TTL passed.
+// Without it, a connection kill left locks on the node until their TTL,
+// and with one more node failing each kept every quorum for its key from
+// forming (TestSharedNodeConnectionKilled). A failed Unlock owes nothing:
+// its lease is not spent, and the caller releases it again.
+//
 // # Article 003
 //
 // seeds/003_82f4352895d780c9.txt presents Redlock as the fix for SETNX
@@ -337,6 +349,6 @@
 //     with lua_release.
 //   - A frozen node still runs the commands sent to it when it resumes, after
 //     the client gave up; a SET it runs then stays until its TTL, unless the
-//     release sent after the failure reaches it later (a suspect node gets
-//     no such release while its probe is in flight).
+//     release owed to it after the failure reaches it later (it is dropped
+//     once the node has taken nothing for twice NodeTimeout).
 package redlock

@@ -49,6 +49,15 @@ type round struct {
 	cancel    context.CancelFunc
 	running   atomic.Int32
 	releasing *pendingRelease
+
+	// For a release round (releasing set): skipped is the nodes the
+	// breaker skipped (set before any goroutine starts), and ended is
+	// closed once the round's Release returned, spent set before: whether
+	// the lease is spent, so that the nodes that may still hold the lock
+	// are owed its release (see ended).
+	skipped []*node
+	ended   chan struct{}
+	spent   bool
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -76,6 +85,9 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		base = context.WithoutCancel(ctx) // ctx's values, not its end
 	}
 	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p}
+	if p != nil {
+		r.ended = make(chan struct{})
+	}
 	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
 	type admitted struct {
 		n     *node
@@ -92,6 +104,9 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		} else {
 			// A failing node with a probe in flight: answer for it at once.
 			r.answers <- answer{node: n.index, vote: voteFailed, err: n.br.skipped()}
+			if p != nil {
+				r.skipped = append(r.skipped, n)
+			}
 		}
 	}
 	r.running.Store(int32(len(calls)))
@@ -106,6 +121,20 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		go t.runNode(base, r, c.n, c.probe, op, undo)
 	}
 	return r
+}
+
+// ended publishes that the Release of the release round r returned,
+// whether its lease is spent, to r's goroutines; when it is, every node
+// the breaker skipped is owed the release, as is every node whose
+// release loses its reply (see runNode).
+func (t *technique) ended(r *round, spent bool) {
+	r.spent = spent
+	close(r.ended)
+	if spent {
+		for _, n := range r.skipped {
+			t.owe(n, keysOf(r.releasing.key), r.releasing.token)
+		}
+	}
 }
 
 // decide publishes the decision to the round's goroutines.
@@ -190,6 +219,14 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 	}
 	r.answers <- a
+	if r.releasing != nil && l.lost {
+		// A release that lost its reply may have left the lock on this
+		// node, where it would stay until its TTL: once the lease is
+		// spent, it is owed.
+		if <-r.ended; r.spent {
+			t.owe(n, keysOf(r.releasing.key), r.releasing.token)
+		}
+	}
 	if undo != nil {
 		<-r.decided
 		var after undoOp // one more call on this node, once decided

@@ -24,6 +24,7 @@ type node struct {
 	index int
 	pipe  *engine.Pipeline // the node's connections (its Pool), shared by concurrent calls
 	br    breaker
+	owed  owed // releases that could not reach the node yet
 	// acquirePoint is the fault point an acquire reaches on this node just
 	// before it sends its request (pointAcquireOn).
 	acquirePoint string

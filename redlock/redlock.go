@@ -55,6 +55,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		abandon: engine.NewScript(2, abandonSource),
 		extend:  engine.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
+		closing: make(chan struct{}),
 		getname: engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
 	t.useRetention(protocol.FenceRetention)

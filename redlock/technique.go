@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,8 @@ type technique struct {
 	releasing     releasing         // successful releases still waiting for nodes
 	getname       engine.Command    // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
+	closing       chan struct{}     // closed when the Locker closes (closeOnce): owed releases are paid at once
+	closeOnce     sync.Once
 }
 
 // keysOf is the keys of the lock key, as the acquire and release scripts
@@ -181,8 +184,11 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 // every node answered, it returns nil when the lock is released all the
 // same: at least one node deleted it and too few nodes may still hold our
 // token to form a quorum (some failed, the rest said "not ours"). Else it
-// returns the nodes' failures.
-func (t *technique) Release(ctx context.Context, h engine.Held) error {
+// returns the nodes' failures. Once the lease is spent (nil or
+// ErrNotHeld), every node that may still hold the lock because its
+// release was skipped or lost its reply is owed the release (owe); a
+// failure leaves the lease to be released again by the caller instead.
+func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
@@ -205,6 +211,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 		return a
 	}
 	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
+	defer func() { t.ended(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
 	tl, cause := t.collect(ctx, r, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
 		// The lease is spent: an acquire of ours may delete its lock on
@@ -260,28 +267,23 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 }
 
 // releaseOn deletes the lock on l's node if it still holds token, over l
-// when it is not lost, else over a new link (unless the node's breaker
-// skips it); keys are the lock's (keysOf). It takes back a failed attempt:
-// requeue, when given (the waiter's ticket and line member), puts the
-// waiter back in the node's line, which the attempt's SET took it out of;
-// then the head of the line, whose turn it may now be, is told. Errors are
-// dropped: it runs in the background after an acquire failed, and the lock
-// expires at its TTL anyway.
+// when it is not lost; keys are the lock's (keysOf). When l is lost, or
+// the connection fails under the release, the release is owed to the
+// node instead (owe), and sent as soon as its breaker lets a call
+// through. It takes back a failed attempt: requeue, when given (the
+// waiter's ticket and line member), puts the waiter back in the node's
+// line, which the attempt's SET took it out of; then the head of the
+// line, whose turn it may now be, is told. Errors are dropped: it runs in
+// the background, and the lock expires at its TTL anyway.
 func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token string, requeue ...any) {
-	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
-	kv = append(kv, requeue...)
 	if !l.lost {
-		_, _ = t.evalArgs(ctx, l, t.release, kv)
-		return
+		kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
+		kv = append(kv, requeue...)
+		if _, _ = t.evalArgs(ctx, l, t.release, kv); !l.lost {
+			return
+		}
 	}
-	ok, probe := l.n.br.admit()
-	if !ok {
-		return
-	}
-	release := func(ctx context.Context, l *link) answer {
-		return compareVote(t.evalArgs(ctx, l, t.release, kv))
-	}
-	t.call(ctx, l.n, probe, release)
+	t.owe(l.n, keys, token, requeue...)
 }
 
 // evalScript runs script s with keys and args (EVALSHA, see evalArgs).

@@ -197,3 +197,24 @@ func mustConn(t testing.TB, pool *redis.Pool) redis.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// EachWorker runs work in workers goroutines, each on its own key (prefix
+// and the worker's number), waits for them all and reports every error
+// they return as t's error.
+func EachWorker(t testing.TB, workers int, prefix string, work func(key string) error) {
+	t.Helper()
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			if err := work(fmt.Sprint(prefix, w)); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -152,6 +152,34 @@ func AssertReleased(t testing.TB, node *redistest.Node, pattern string, maxTTL t
 	}
 }
 
+// AssertUnlocked is AssertReleased for a run with faults, where a waiter
+// whose clean-up met a failed connection may be left in a line: no lock
+// may be left on node among the keys that match pattern, and every other
+// key must expire, lines within the time a waiter keeps its place unseen
+// (four times protocol.Listened), fencing counters within maxTTL and
+// their retention.
+func AssertUnlocked(t testing.TB, node *redistest.Node, pattern string, maxTTL time.Duration) {
+	t.Helper()
+	keys, err := redis.Strings(node.Do("KEYS", pattern))
+	if err != nil {
+		t.Fatalf("KEYS %s: %v", pattern, err)
+	}
+	k := protocol.KeysOf("")
+	for _, key := range keys {
+		pttl, err := redis.Int64(node.Do("PTTL", key))
+		within := time.Duration(0)
+		switch {
+		case strings.HasSuffix(key, k.Fence):
+			within = maxTTL + protocol.FenceRetention
+		case strings.HasSuffix(key, k.Line), strings.HasSuffix(key, k.Seen):
+			within = 4 * protocol.Listened
+		}
+		if err != nil || pttl <= 0 || pttl > within.Milliseconds() {
+			t.Errorf("left on the server: %q with PTTL %d ms, %v; want no lock, and only lines and fencing counters that expire within %v", key, pttl, err, within)
+		}
+	}
+}
+
 // CommandCalls is the calls count of cmd (lower case) in node's INFO
 // commandstats, 0 when it was never called.
 func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
