@@ -117,9 +117,9 @@ func (t *technique) takeOwed(n *node) []owedRelease {
 }
 
 // payOnce sends each release in due that has not expired while the
-// breaker lets calls through to n, and returns those still owed: the ones
-// it could not send, and those that lost their reply fewer than owedTries
-// times.
+// breaker lets calls through to n and the node replies, and returns those
+// still owed: the ones it did not send, and the one that lost its reply,
+// unless that was its owedTries-th time.
 func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 	var unpaid []owedRelease
 	now := time.Now()
@@ -137,9 +137,11 @@ func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 		})
 		cancel()
 		if l.lost {
+			// The node failed again: the rest waits for the next pass.
 			if o.tries++; o.tries < owedTries {
 				unpaid = append(unpaid, o)
 			}
+			return append(unpaid, due[i+1:]...)
 		}
 	}
 	return unpaid
