@@ -2,12 +2,8 @@ package luarelease_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -29,23 +25,7 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const workers, pairs = 16, 100
-	locktest.EachWorker(t, workers, "shared:", func(key string) error {
-		var last uint64
-		for range pairs {
-			lease, err := l.Lock(ctx, key)
-			if err != nil {
-				return fmt.Errorf("Lock(%q) = %v, want nil", key, err)
-			}
-			if lease.Key() != key || lease.Fence() <= last {
-				return fmt.Errorf("Lock(%q) = a lease of %q with fence %d, want %q with a fence above %d", key, lease.Key(), lease.Fence(), key, last)
-			}
-			last = lease.Fence()
-			if err := lease.Unlock(ctx); err != nil {
-				return fmt.Errorf("Unlock(%q) = %v, want nil", key, err)
-			}
-		}
-		return nil
-	})
+	locktest.EachWorker(t, workers, "shared:", locktest.RisingPairs(ctx, l, pairs))
 	scripts := int64(2 * workers * pairs)
 	if gets := pool.Gets(); gets >= scripts/2 {
 		t.Errorf("connections taken from the pool = %d for %d scripts, want fewer than %d (shared)", gets, scripts, scripts/2)
@@ -72,38 +52,7 @@ func TestSharedConnectionKilled(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	const workers, pairs = 16, 150
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		locktest.EachWorker(t, workers, "killed:", func(key string) error {
-			for range pairs {
-				lease, err := l.Lock(ctx, key)
-				if err != nil {
-					return fmt.Errorf("Lock(%q) = %v, want nil (it retries a failed connection, and no lost attempt strands its lock)", key, err)
-				}
-				for err = lease.Unlock(ctx); err != nil && !errors.Is(err, strategy.ErrNotHeld); err = lease.Unlock(ctx) {
-					if ctx.Err() != nil {
-						return fmt.Errorf("Unlock(%q) = %v until the test's end, want nil", key, err)
-					}
-				}
-			}
-			return nil
-		})
-	}()
-	killed := 0
-	for range 3 {
-		time.Sleep(20 * time.Millisecond)
-		n, err := redis.Int(node.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
-		if err != nil {
-			t.Fatalf("CLIENT KILL = %v, want nil", err)
-		}
-		killed += n
-	}
-	<-done
-	if killed == 0 {
-		t.Errorf("CLIENT KILL killed no connection, want the Locker's")
-	}
+	locktest.KillWhileBusy(ctx, t, l, []*redistest.Node{node}, 16, 150, "killed:")
 	if err := l.Close(); err != nil {
 		t.Errorf("Close() = %v, want nil", err)
 	}

@@ -218,3 +218,27 @@ func EachWorker(t testing.TB, workers int, prefix string, work func(key string) 
 		t.Error(err)
 	}
 }
+
+// RisingPairs returns the work of one EachWorker goroutine that makes
+// pairs Lock+Unlock cycles of l on its key within ctx: every Lock must
+// hold that key with a fencing token above the last one the goroutine
+// saw, and every Unlock must release it.
+func RisingPairs(ctx context.Context, l strategy.Locker, pairs int) func(key string) error {
+	return func(key string) error {
+		var last uint64
+		for range pairs {
+			lease, err := l.Lock(ctx, key)
+			if err != nil {
+				return fmt.Errorf("Lock(%q) = %v, want nil", key, err)
+			}
+			if lease.Key() != key || lease.Fence() <= last {
+				return fmt.Errorf("Lock(%q) = a lease of %q with fence %d, want %q with a fence above %d", key, lease.Key(), lease.Fence(), key, last)
+			}
+			last = lease.Fence()
+			if err := lease.Unlock(ctx); err != nil {
+				return fmt.Errorf("Unlock(%q) = %v, want nil", key, err)
+			}
+		}
+		return nil
+	}
+}
