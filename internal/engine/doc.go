@@ -57,6 +57,8 @@
 // PUBLISH (DeleteAndPublish, and DeleteHeld, the release without an
 // owner check). Pipeline sends the commands of concurrent callers over
 // one shared connection (lua_release's scripts go through it,
-// Script.Call); its reader, and a writer that takes over from a caller
-// that wrote for others long enough, end when no command is left.
+// Script.Call, and redlock's node calls through one per node, DoTwo
+// carrying the restart guard's GETNAME with each); its reader, and a
+// writer that takes over from a caller that wrote for others long enough,
+// end when no command is left.
 package engine

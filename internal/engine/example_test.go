@@ -72,3 +72,23 @@ func ExamplePipeline() {
 	}
 	wg.Wait()
 }
+
+// ExamplePipeline_DoTwo checks the connection a command runs on, as
+// redlock's restart guard does: CLIENT GETNAME goes right before the
+// command on the same connection, and both replies come back in order.
+// (Compiled, not run: it needs a Redis at localhost:6379.)
+func ExamplePipeline_DoTwo() {
+	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", "localhost:6379") }}
+	defer pool.Close()
+	p := engine.NewDeadlinePipeline(pool)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	name, reply, err := p.DoTwo(ctx,
+		engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
+		engine.Command{Name: "INCR", Args: []any{"example:counter"}})
+	if err != nil {
+		fmt.Println("the connection failed:", err)
+		return
+	}
+	fmt.Println(name.Value == nil, reply.Value, reply.Err)
+}
