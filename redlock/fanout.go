@@ -23,8 +23,16 @@ type undoOp func(ctx context.Context, l *link)
 // after the decision still finish their call, and undo it if the round
 // failed.
 type round struct {
-	answers chan answer   // buffered for every node: senders never block
+	answers chan answer   // buffered for every node: senders never block (put)
 	decided chan struct{} // closed by the caller once failed is set
+
+	// ready wakes collectInto (buffered for one signal, never blocking a
+	// sender): put signals it for each answer from the wakeAt-th on,
+	// since fewer answers cannot decide a round over every node, so that
+	// the caller wakes once for a healthy quorum, not once per answer.
+	ready  chan struct{}
+	count  atomic.Int32
+	wakeAt int32
 	failed  bool          // the decision; read only after decided is closed
 
 	// awaited marks, by node index, the undos the caller waits for (set
@@ -84,7 +92,8 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx) // ctx's values, not its end
 	}
-	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p}
+	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p, ready: make(chan struct{}, 1)}
+	r.wakeAt = int32(max(1, min(t.s.quorum, len(nodes)-t.s.quorum+1)))
 	if p != nil {
 		r.ended = make(chan struct{})
 	}
@@ -98,12 +107,12 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	dead := ctx.Err() // a caller whose context ended sends nothing
 	for _, n := range nodes {
 		if dead != nil {
-			r.answers <- answer{node: n.index, vote: voteFailed, err: dead}
+			r.put(answer{node: n.index, vote: voteFailed, err: dead})
 		} else if ok, probe := n.br.admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			// A failing node with a probe in flight: answer for it at once.
-			r.answers <- answer{node: n.index, vote: voteFailed, err: n.br.skipped()}
+			r.put(answer{node: n.index, vote: voteFailed, err: n.br.skipped()})
 			if p != nil {
 				r.skipped = append(r.skipped, n)
 			}
@@ -133,6 +142,18 @@ func (t *technique) ended(r *round, spent bool) {
 	if spent {
 		for _, n := range r.skipped {
 			t.owe(n, keysOf(r.releasing.key), r.releasing.token)
+		}
+	}
+}
+
+// put hands a node's answer to the caller, and wakes collectInto once
+// enough answers came to decide.
+func (r *round) put(a answer) {
+	r.answers <- a
+	if r.count.Add(1) >= r.wakeAt {
+		select {
+		case r.ready <- struct{}{}:
+		default: // a signal is pending already
 		}
 	}
 }
@@ -179,6 +200,11 @@ func (r *round) collectInto(ctx context.Context, tl *tally, giveUp <-chan time.T
 		select {
 		case a := <-r.answers:
 			tl.add(a)
+			continue // the next one may be there already
+		default:
+		}
+		select {
+		case <-r.ready: // answers came: read them above
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-giveUp:
@@ -218,7 +244,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 			t.releasing.finish(r.releasing)
 		}
 	}
-	r.answers <- a
+	r.put(a)
 	if r.releasing != nil && l.lost {
 		// A release that lost its reply may have left the lock on this
 		// node, where it would stay until its TTL: once the lease is
