@@ -33,7 +33,7 @@ type round struct {
 	ready  chan struct{}
 	count  atomic.Int32
 	wakeAt int32
-	failed  bool          // the decision; read only after decided is closed
+	failed bool // the decision; read only after decided is closed
 
 	// awaited marks, by node index, the undos the caller waits for (set
 	// before decided is closed, nil when it waits for none); each of those
