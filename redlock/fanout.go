@@ -25,6 +25,7 @@ type undoOp func(ctx context.Context, l *link)
 type round struct {
 	answers chan answer   // buffered for every node: senders never block (put)
 	decided chan struct{} // closed by the caller once failed is set
+	failed  bool          // the decision; read only after decided is closed
 
 	// ready wakes collectInto (buffered for one signal, never blocking a
 	// sender): put signals it for each answer from the wakeAt-th on,
@@ -33,7 +34,6 @@ type round struct {
 	ready  chan struct{}
 	count  atomic.Int32
 	wakeAt int32
-	failed bool // the decision; read only after decided is closed
 
 	// awaited marks, by node index, the undos the caller waits for (set
 	// before decided is closed, nil when it waits for none); each of those
