@@ -24,7 +24,8 @@ const MaxInFlight = 64
 // callers ready to run queue theirs too) and writes it together with
 // every command queued meanwhile, and then with those queued while its
 // write went out (one write at a time); one reader, a goroutine
-// that lives while commands await their replies, reads the replies in
+// that lives while commands await their replies (and yields once more
+// when none is left, for callers about to send), reads the replies in
 // order and hands each to its caller. Redis then reads and answers many
 // commands per system call instead of one, and so do the writer and the
 // reader: under load those system calls are most of what a lock costs

@@ -2,24 +2,37 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
 
 // read hands out the replies of s's commands in order, both of a call
-// with two at once, until none awaits one; when a read fails it fails every command left and breaks s. It
-// ends within the latest deadline of the commands written to s (see
-// Pipeline), and returns the connection to the pool when the writer has
-// stopped too (settle).
+// with two at once, until none awaits one even after it yielded the
+// processor once more; when a read fails it fails every command left and
+// breaks s. It ends within the latest deadline of the commands written to
+// s (see Pipeline), and returns the connection to the pool when the
+// writer has stopped too (settle).
 func (p *Pipeline) read(s *stream) {
+	lingered := false
 	for {
 		p.mu.Lock()
 		if len(s.waiting) == 0 {
+			if !lingered {
+				// Yield once before stopping: a caller about to send
+				// then finds the connection still shared, rather than
+				// going alone and the next one taking a new connection.
+				lingered = true
+				p.mu.Unlock()
+				runtime.Gosched()
+				continue
+			}
 			s.reading = false
 			p.stop(s, nil, nil)
 			return
 		}
+		lingered = false
 		c := s.waiting[0]
 		latest, bounded := s.latest, s.unbounded == 0
 		p.mu.Unlock()
