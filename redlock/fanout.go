@@ -62,7 +62,7 @@ type round struct {
 	// breaker skipped (set before any goroutine starts), and ended is
 	// closed once the round's Release returned, spent set before: whether
 	// the lease is spent, so that the nodes that may still hold the lock
-	// are owed its release (see ended).
+	// are owed its release (see releaseDone).
 	skipped []*node
 	ended   chan struct{}
 	spent   bool
@@ -132,11 +132,11 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	return r
 }
 
-// ended publishes that the Release of the release round r returned,
+// releaseDone publishes that the Release of the release round r returned,
 // whether its lease is spent, to r's goroutines; when it is, every node
 // the breaker skipped is owed the release, as is every node whose
 // release loses its reply (see runNode).
-func (t *technique) ended(r *round, spent bool) {
+func (t *technique) releaseDone(r *round, spent bool) {
 	r.spent = spent
 	close(r.ended)
 	if spent {

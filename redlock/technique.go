@@ -211,7 +211,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 		return a
 	}
 	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
-	defer func() { t.ended(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
+	defer func() { t.releaseDone(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
 	tl, cause := t.collect(ctx, r, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
 		// The lease is spent: an acquire of ours may delete its lock on
