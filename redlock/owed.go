@@ -63,10 +63,11 @@ func (t *technique) owe(n *node, keys []any, token string, requeue ...any) {
 // owedTries. Between passes that left releases owed it waits, from 5 ms
 // doubling up to NodeTimeout. It ends when n is owed nothing, or drops
 // what is left and ends once no release was paid for twice NodeTimeout
-// (a frozen node: its locks expire at their TTL, as they would have), or
-// after one more pass once the Locker closes, so that Wait, which waits
-// for it, returns within about twice NodeTimeout after the last owed
-// release.
+// (a frozen node: its locks expire at their TTL, as they would have), so
+// that Wait, which waits for it, returns within about twice NodeTimeout
+// after the last owed release; once the Locker closes, it makes one last
+// pass, none to a suspect node, and ends within NodeTimeout, inside
+// Close's bound.
 func (t *technique) pay(n *node) {
 	defer t.bg.done()
 	wait := 5 * time.Millisecond
@@ -84,6 +85,14 @@ func (t *technique) pay(n *node) {
 			return
 		}
 		n.owed.mu.Unlock()
+		if t.isClosing() {
+			// One last pass, unless the node is suspect (its probe could
+			// outlast Close's bound): what is left is dropped.
+			if !n.br.suspect.Load() {
+				t.payOnce(n, due)
+			}
+			continue
+		}
 		unpaid := t.payOnce(n, due)
 		if len(unpaid) < len(due) {
 			progress = time.Now()
@@ -100,20 +109,20 @@ func (t *technique) pay(n *node) {
 		timer.Reset(wait)
 		select {
 		case <-timer.C:
-		case <-t.closing:
-			t.payOnce(n, t.takeOwed(n)) // one last pass, without waiting
+		case <-t.closing: // the last pass, above
 		}
 		wait = min(2*wait, t.s.nodeTimeout)
 	}
 }
 
-// takeOwed empties n's owed releases and returns them.
-func (t *technique) takeOwed(n *node) []owedRelease {
-	n.owed.mu.Lock()
-	defer n.owed.mu.Unlock()
-	due := n.owed.due
-	n.owed.due = nil
-	return due
+// isClosing reports whether the Locker is closing.
+func (t *technique) isClosing() bool {
+	select {
+	case <-t.closing:
+		return true
+	default:
+		return false
+	}
 }
 
 // payOnce sends each release in due that has not expired while the
