@@ -81,12 +81,8 @@ func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 var (
 	//go:embed acquire.lua
 	acquireSource string
-	//go:embed abandon.lua
-	abandonSource string
 	//go:embed release.lua
 	releaseSource string
-	//go:embed handoff.lua
-	handoffSource string // after the prelude, the first part of release.lua and abandon.lua
 )
 
 // LineStale is how long a waiter in Lock may go without an attempt before
@@ -130,8 +126,8 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 		pool:    pool,
 		pipe:    engine.NewPipeline(pool),
 		acquire: engine.NewScript(4, protocol.Source(consts+acquireSource)),
-		abandon: protocol.Script(4, consts+handoffSource+abandonSource),
-		release: engine.NewScript(4, protocol.Source(consts+handoffSource+releaseSource)),
+		abandon: redis.NewScript(4, protocol.AbandonSource(consts)),
+		release: engine.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
 		extend:  scripts.ComparePExpire(),
 	}
 }

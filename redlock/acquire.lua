@@ -30,8 +30,14 @@
 -- token of this Lock call that it does not take over: this very token
 -- (left by this attempt's own undo racing it), a later attempt's (this
 -- request came late) or a hand-off's; pttl is what that lock has left in
--- ms (-1: it has no expiry). A lock that holds an earlier attempt's token
--- of the same Lock call is taken over (earlier). released is 1 when the
+-- ms (-1: it has no expiry); a refusal of a caller that waits in line
+-- adds, fifth, the node's fencing counter as the script found it (-1:
+-- none), so that the waiter knows a hand-off with a larger token came
+-- after this refusal (grants.go). A lock that holds an earlier attempt's
+-- token of the same Lock call is taken over (earlier), and so is one that
+-- a release handed to this Lock call (it holds the call's name, handOn):
+-- this attempt takes it under its own token, with a fresh TTL and the
+-- token the hand-off gave it, replying {1, counter, released}. released is 1 when the
 -- lock held ARGV[7] and was deleted first, else 0; a lock released so and
 -- not taken is announced as release.lua does. A bad counter is refused
 -- with an error naming it (takeFence); the lock's SET is undone, but a
@@ -74,7 +80,8 @@ local function reply(status, n)
 	end
 	if status == 0 and waits then
 		local listened = redis.call("PUBSUB", "NUMSUB", lock .. ":notice:" .. locker)[2] > 0 and 1 or 0
-		return {status, n, released, listened}
+		local c = redis.pcall("GET", fence)
+		return {status, n, released, listened, type(c) == "string" and tonumber(c) or -1}
 	end
 	return {status, n, released}
 end
@@ -88,6 +95,16 @@ local function take()
 		return reply(1, f)
 	end
 	return nil
+end
+
+-- handed takes the lock a release handed to this Lock call (handOn set
+-- it to the call's name and took the waiter out of the line) under this
+-- attempt's token, with a fresh TTL and the counter the hand-off set (a
+-- new one from the clock, should it be gone).
+local function handed()
+	redis.call("SET", lock, token, "PX", ttl)
+	local F = waitLine("fence")
+	return reply(1, F.readFence(fence) or F.writeFence(fence, F.nowUs(), ttl, RETENTION))
 end
 
 local function ours(v)
@@ -129,6 +146,9 @@ end
 -- Nobody waits: the plain SET NX PX was tried above, and the lock is held.
 if nobody then
 	local v = redis.call("GET", lock)
+	if waits and v == me then
+		return handed()
+	end
 	if earlier(v) then
 		redis.call("DEL", lock)
 		local won = take()
@@ -147,7 +167,9 @@ if nobody then
 end
 
 local v = redis.call("GET", lock)
-if earlier(v) then
+if waits and v == me then
+	return handed()
+elseif earlier(v) then
 	redis.call("DEL", lock)
 	v = nil
 elseif v and ours(v) then

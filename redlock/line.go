@@ -3,17 +3,14 @@ package redlock
 import (
 	"context"
 	_ "embed"
+	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
-var (
-	//go:embed release.lua
-	releaseSource string
-	//go:embed abandon.lua
-	abandonSource string
-)
+//go:embed release.lua
+var releaseSource string
 
 // LineStale is how long a waiter in Lock may go without an attempt before
 // a node drops it from its line of waiters (protocol.Stale), unless its
@@ -33,16 +30,16 @@ const LineStale = protocol.Stale
 // froze with its connections open waits at most LineListened.
 const LineListened = protocol.Listened
 
-// Abandon takes a waiter that gave up out of every node's line, waiting at
-// most until ctx ends. Failures are left alone: a waiter left in a line is
-// dropped after LineStale (LineListened while its Locker listens).
+// Abandon takes a waiter that gave up out of every node's line, and
+// passes on each node's copy of the lock that a release handed to it
+// meanwhile (protocol.AbandonSource), waiting at most until ctx ends.
+// Failures are left alone: a waiter left in a line is dropped after
+// LineStale (LineListened while its Locker listens), and a copy handed to
+// it expires at its TTL, or is passed on when the hand-off's notice
+// reaches the Locker (the engine's departed waiters).
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	k := protocol.KeysOf(a.Key)
-	keys, member := []any{k.Line, k.Seen}, lineMember(a)
-	leave := func(ctx context.Context, l *link) answer {
-		return compareVote(t.evalScript(ctx, l, t.abandon, keys, member))
-	}
-	r := t.fanOut(ctx, t.nodes, leave, nil)
+	t.endGrant(a.Waiter)
+	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, lineMember(a)), nil)
 	defer r.decide(false)
 	for range t.nodes {
 		select {
@@ -56,12 +53,47 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 // leaveOn returns the step that takes the winner of an acquire round (a)
 // out of the line of a node that refused it, where the refusal queued it:
 // left there, it would keep that node for itself until it went stale. It
-// runs after the refusal's answer, so after the refusal on that node.
-// What it sends is built only when it runs: most rounds have no refusal.
+// runs after the refusal's answer, so after the refusal on that node; a
+// copy of the lock a release handed to the waiter on that node since is
+// passed on. What it sends is built only when it runs: most rounds have
+// no refusal.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
 	return func(ctx context.Context, l *link) {
-		k := protocol.KeysOf(a.Key)
-		_, _ = t.evalScript(ctx, l, t.abandon, []any{k.Line, k.Seen}, lineMember(a))
+		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
+	}
+}
+
+// leaveNodes takes the waiter named waiter, which a quorum of other nodes
+// handed the lock of rkey (grants), out of the lines of nodes, in the
+// background: each passes on its copy of the lock if it handed it to the
+// waiter, which the waiter's lease does not count.
+func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
+	if len(nodes) == 0 {
+		return
+	}
+	member := protocol.Member{TTL: ttl, Locker: t.e.ID(), Waiter: waiter}.String()
+	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
+}
+
+// passOnNodes releases, in the background, the copies of the lock of rkey
+// that releases handed to waiter on nodes, a Lock call of this Locker that
+// no longer waits: each node passes its copy on (release.lua, which hands
+// it to the head of its line) if it still holds the waiter's name; a
+// release that cannot reach a node is owed to it (releaseOn).
+func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
+	keys := keysOf(rkey)
+	release := func(ctx context.Context, l *link) answer {
+		t.releaseOn(ctx, l, keys, waiter)
+		return answer{vote: voteYes}
+	}
+	t.fanOut(context.Background(), nodes, release, nil).decide(false)
+}
+
+// leaveOp is one node's part of a waiter leaving the line (abandon.lua).
+func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
+	return func(ctx context.Context, l *link) answer {
+		k := protocol.KeysOf(rkey)
+		return compareVote(t.evalScript(ctx, l, t.abandon, k.All(), member, waiter, protocol.Channel(rkey)))
 	}
 }
 

@@ -40,7 +40,18 @@ type owedRelease struct {
 
 // owe records that n is owed the release of token at keys (keysOf), and
 // starts n's payer unless one runs.
+
+// plainRelease, as the release script's second argument, asks for the
+// delete and the head's notice without a hand-off.
+const plainRelease = "-"
+
 func (t *technique) owe(n *node, keys []any, token string, requeue ...any) {
+	if len(requeue) == 0 {
+		// Paid late, maybe as the Locker closes, when the head of the
+		// line may be a waiter that is gone: the lock is deleted and the
+		// head told, never handed to it (release.lua).
+		requeue = []any{plainRelease}
+	}
 	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
 	kv = append(kv, requeue...)
 	until := time.Now().Add(time.Duration(t.maxTTL.Load()))

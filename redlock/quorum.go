@@ -47,6 +47,12 @@ type answer struct {
 	// waiter's Locker listening on its inbox there, so that its line keeps
 	// the waiter's place for LineListened.
 	listened bool
+	// queued is, for an acquire's no to a waiter, that the node queued it
+	// (a refusal because the lock is someone else's or kept for an earlier
+	// waiter), and fenceSeen the node's fencing counter then (-1: none),
+	// for grants.
+	queued    bool
+	fenceSeen int64
 }
 
 // prevState is what a node's answer says of the earlier holder's lock in a
@@ -244,7 +250,8 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 				remaining = t.s.nodeTimeout
 			}
 		}
-		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1}
+		queued := v[0] == 0 && v[4] != noRefusal
+		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1, queued: queued, fenceSeen: v[4]}
 	default:
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
 	}
@@ -263,10 +270,12 @@ func prevOf(released int64) prevState {
 }
 
 // acquireReply reads an acquire script's reply as {status, n, released,
-// listened}: the fencing counter alone (the uncontended path's reply) is
-// {1, counter, 0, 0}, and a reply of three integers has listened 0.
-func acquireReply(reply any) ([4]int64, bool) {
-	var out [4]int64
+// listened, fence seen}: the fencing counter alone (the uncontended
+// path's reply) is {1, counter, 0, 0, noRefusal}, and a shorter reply has
+// listened 0 and, fifth, noRefusal (only a refusal to a waiter carries
+// the counter).
+func acquireReply(reply any) ([5]int64, bool) {
+	out := [5]int64{4: noRefusal}
 	if f, ok := reply.(int64); ok {
 		out[0], out[1] = 1, f
 		return out, true

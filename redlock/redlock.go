@@ -52,7 +52,6 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:       s,
-		abandon: engine.NewScript(2, abandonSource),
 		extend:  engine.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
 		closing: make(chan struct{}),
@@ -70,6 +69,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.e = e
 	cfg.Config = e.Config()
 	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
@@ -156,15 +156,17 @@ func (t *technique) useRetention(retention time.Duration) {
 	consts := constants(retention)
 	t.acquireScript = engine.NewScript(4, protocol.Source(consts+acquireSource))
 	t.raise = engine.NewScript(2, protocol.Source(consts+raiseSource))
-	t.release = engine.NewScript(4, protocol.Source(consts+releaseSource))
+	t.release = engine.NewScript(4, protocol.HandOnSource(consts, releaseSource))
+	t.abandon = engine.NewScript(4, protocol.AbandonSource(consts))
 }
 
-// constants is the Lua that sets the protocol's constants the acquire,
-// release and raise scripts read (STALE, protocol.Stale, and RETENTION,
-// the fencing counters' retention, in ms), put in front of them after the
-// prelude: a constant in the script's text costs nothing per call, an
-// argument costs the client its boxing and every node its parsing.
+// constants is the Lua that sets the protocol's constants the scripts
+// read (STALE, protocol.Stale; LISTENED, protocol.Listened; RECENT,
+// protocol.HandOffRecent; and RETENTION, the fencing counters' retention,
+// in ms), put in front of them after the prelude: a constant in the
+// script's text costs nothing per call, an argument costs the client its
+// boxing and every node its parsing.
 func constants(retention time.Duration) string {
-	return fmt.Sprintf("local STALE, LISTENED, RETENTION = %d, %d, %d\n",
-		LineStale.Milliseconds(), LineListened.Milliseconds(), retention.Milliseconds())
+	return fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
+		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
 }

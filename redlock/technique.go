@@ -24,7 +24,9 @@ type technique struct {
 	acquireScript *engine.Script // acquire.lua: SET NX PX and INCR of the fencing counter
 	raise         *engine.Script // raise.lua: the fencing write-back
 	release       *engine.Script // release.lua: compare-and-delete, notice to the line's head
-	abandon       *engine.Script // abandon.lua: a waiter leaves the line
+	abandon       *engine.Script // protocol's abandon.lua: a waiter leaves the line
+	e             *engine.Locker // the engine, which grants hands locks to (set once by New)
+	grants        grants         // hand-offs by the nodes' releases to waiting Lock calls
 	extend        *engine.Script
 	clock         clock
 	maxTTL        atomic.Int64      // the longest TTL asked for, in ns (restart guard)
@@ -69,11 +71,19 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // prev first when prev is not empty (see HandOff). It also returns the round
 // and its tally (a zero handing when no round was sent), whose answers tell
 // where prev was released.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (_ engine.Acquired, _ handing, err error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
+	try, isNew := t.beginGrant(a, start)
+	defer func() {
+		// A waiter stays in grants while its Lock waits in line (refused:
+		// the engine calls Abandon when it gives up); any other end forgets it.
+		if a.Waits && (err == nil || (!errors.Is(err, strategy.ErrNotAcquired) && (isNew || errors.Is(err, fault.ErrCrashed)))) {
+			t.endGrant(a.Waiter)
+		}
+	}()
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
@@ -115,6 +125,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		}
 		reply, err := t.evalArgs(ctx, l, t.acquireScript, args)
 		v := t.acquireVote(n, reply, err)
+		if v.queued && try > 0 {
+			t.refusedGrant(a.Waiter, try, n.index, v.fenceSeen)
+		}
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
 			t.releaseOn(ctx, l, keys, prev)

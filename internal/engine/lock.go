@@ -52,11 +52,15 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 				// would outlast it.
 				continue
 			}
-			if e.handedOff {
+			staleQuorum := e.handedOff && e.off.try > 0 && w.tries.Load() > e.off.try
+			if e.handedOff && !staleQuorum {
 				s.queued = false // the hand-off took the waiter out of the line
 				return l.handedOff(ctx, s, e.off)
 			}
-			if e.stale(w) {
+			// A quorum hand-off that an attempt begun since took or found
+			// gone is dropped, and the waiter attempts at once: the
+			// hand-off may have kept a "try now" out (send).
+			if !staleQuorum && e.stale(w) {
 				continue
 			}
 		case <-tick:

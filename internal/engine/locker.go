@@ -40,6 +40,8 @@ type Locker struct {
 	lockKey func(prefix, key string) string
 	// noTakeBack: WithoutTakeBack; noAttemptBound: WithoutAttemptBound.
 	noTakeBack, noAttemptBound bool
+	// quorum is tech when it is a QuorumHandOffs, else nil.
+	quorum QuorumHandOffs
 	// departed: the waiters that gave up while in a line in Redis, for
 	// passOn (WithLine).
 	departed departed
@@ -62,7 +64,7 @@ type Option func(*Locker)
 // handed the lock off to it; see notice.go for the bodies.
 func WithNotices(pools ...strategy.Pool) Option {
 	return func(l *Locker) {
-		l.hub = notify.NewHub(pools, l.onNotice)
+		l.hub = notify.NewNodeHub(pools, l.onNodeNotice)
 	}
 }
 
@@ -131,8 +133,8 @@ func (l *Locker) onNotice(channel, body string) {
 	if !ok {
 		return
 	}
-	if name, fence, lost := l.lines.onNotice(rkey, body); lost && l.departed.take(rkey, name, time.Now()) {
-		l.passOn(rkey, name, fence)
+	if name, fence, lost := l.lines.onNotice(rkey, body); lost {
+		l.lostHandOff(rkey, name, fence)
 	}
 }
 
@@ -167,6 +169,7 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	for _, o := range opts {
 		o(l)
 	}
+	l.quorum, _ = tech.(QuorumHandOffs)
 	if l.inbox {
 		id, err := uuid.NewRandom()
 		if err != nil {

@@ -95,6 +95,9 @@ type handoff struct {
 	start time.Time // the validity is counted from here; zero: from the last refused attempt
 	valid time.Duration
 	local bool // by an Unlock of this Locker
+	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the
+	// attempt it was counted against; 0 otherwise.
+	try uint64
 }
 
 // send puts e on w's events channel, keeping at most one event there: a
@@ -271,5 +274,9 @@ func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) (found, 
 		return false, false
 	}
 	w := ln.waiters[i]
-	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+	tries := w.tries.Load()
+	if h.try > 0 {
+		tries = h.try
+	}
+	return true, w.send(event{handedOff: true, off: h, tries: tries})
 }

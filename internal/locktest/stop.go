@@ -175,7 +175,8 @@ func AssertUnlocked(t testing.TB, node *redistest.Node, pattern string, maxTTL t
 			within = 4 * protocol.Listened
 		}
 		if err != nil || pttl <= 0 || pttl > within.Milliseconds() {
-			t.Errorf("left on the server: %q with PTTL %d ms, %v; want no lock, and only lines and fencing counters that expire within %v", key, pttl, err, within)
+			v, _ := redis.String(node.Do("GET", key)) // "" for a line
+			t.Errorf("left on the server: %q (value %q) with PTTL %d ms, %v; want no lock, and only lines and fencing counters that expire within %v", key, v, pttl, err, within)
 		}
 	}
 }

@@ -43,7 +43,7 @@ const Linger = time.Second
 // message to onNotice. It is safe for concurrent use.
 type Hub struct {
 	pools    []strategy.Pool
-	onNotice func(channel, data string)
+	onNotice func(node int, channel, data string)
 
 	mu       sync.Mutex
 	channels map[string]*channel
@@ -62,6 +62,14 @@ type channel struct {
 // each message received, from the Hub's goroutines, never while holding the
 // Hub's lock.
 func NewHub(pools []strategy.Pool, onNotice func(channel, data string)) *Hub {
+	return NewNodeHub(pools, func(_ int, channel, data string) { onNotice(channel, data) })
+}
+
+// NewNodeHub is NewHub for a caller that needs to know which node a
+// message came from: onNotice gets the index in pools of the node whose
+// subscription received it, or -1 for the empty message that tells every
+// listener to look for itself (see NewHub).
+func NewNodeHub(pools []strategy.Pool, onNotice func(node int, channel, data string)) *Hub {
 	return &Hub{pools: pools, onNotice: onNotice, channels: map[string]*channel{}}
 }
 
@@ -186,9 +194,9 @@ func (h *Hub) Close() {
 
 // start launches one session per pool. h.mu is held.
 func (h *Hub) start() {
-	for _, p := range h.pools {
+	for i, p := range h.pools {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := &session{hub: h, pool: p, cancel: cancel, done: make(chan struct{})}
+		s := &session{hub: h, pool: p, node: i, cancel: cancel, done: make(chan struct{})}
 		h.sessions = append(h.sessions, s)
 		go s.run(ctx)
 	}
@@ -220,6 +228,6 @@ func (h *Hub) pokeAll() {
 	names := h.names()
 	h.mu.Unlock()
 	for _, name := range names {
-		h.onNotice(name.(string), "")
+		h.onNotice(-1, name.(string), "")
 	}
 }

@@ -14,6 +14,7 @@ import (
 type session struct {
 	hub    *Hub
 	pool   strategy.Pool
+	node   int // the pool's index in the Hub's pools
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
 	conn   redis.Conn    // guarded by hub.mu; nil while not connected
@@ -94,7 +95,7 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 	for {
 		switch v := psc.ReceiveContext(ctx).(type) {
 		case redis.Message:
-			s.hub.onNotice(v.Channel, string(v.Data))
+			s.hub.onNotice(s.node, v.Channel, string(v.Data))
 		case redis.Subscription:
 			if v.Kind == "subscribe" {
 				healthy = true

@@ -1,6 +1,8 @@
--- abandon: KEYS as release.lua; ARGV[1] the waiter's line member, ARGV[2]
--- its name, ARGV[3] the lock's notice channel (protocol.Channel). STALE,
--- RECENT and RETENTION are set in front of the script, as for release.lua.
+-- abandon: lua_release's and redlock's (one node's part). KEYS the lock,
+-- its fencing counter, its line and the waiters' last-seen times
+-- (protocol.Keys); ARGV[1] the waiter's line member, ARGV[2] its name,
+-- ARGV[3] the lock's notice channel (protocol.Channel). STALE, LISTENED,
+-- RECENT and RETENTION are set in front of the script (AbandonSource).
 -- Takes a waiter that gave up out of the line and, when a release handed
 -- it the lock in the meantime, passes the lock on (handOn, or the plain
 -- delete when nobody else waits); when the lock is free (a release that

@@ -1,5 +1,8 @@
--- handoff: lua_release's hand-off, shared by release.lua and abandon.lua,
--- which start with the prelude (package protocol) and this file.
+-- handoff: the hand-off of lua_release and redlock, shared by their
+-- release scripts and abandon.lua, which start with the prelude, the
+-- protocol's constants and this file (HandOnSource). On redlock each node
+-- hands its own copy of the lock on: the waiter holds the lock once a
+-- quorum of nodes handed it theirs (redlock's grants.go).
 --
 -- handOn passes the lock on once its owner is done with it: when the head
 -- of the line is alive, the lock is set to that waiter's name with the

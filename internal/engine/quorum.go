@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/lockzoo/lockzoo/internal/protocol"
+)
+
+// QuorumHandOffs is implemented by a technique whose lock is handed off by
+// several nodes, each with a "handoff:" notice of its own (redlock: a
+// release hands each node's copy of the lock to the head of that node's
+// line). The engine gives it every such notice, with the node it came
+// from, instead of handing the lock to the waiter at once; the technique
+// hands it over (Locker.HandOffQuorum) once enough nodes did, or tells the
+// waiter to attempt (Locker.Poke), which takes what was handed to it. It
+// passes on a copy handed to a waiter that no longer waits.
+type QuorumHandOffs interface {
+	// NodeHandOff reports the hand-off to waiter of rkey's lock by node
+	// (its index in the pools the notices come from), with fencing token
+	// fence.
+	NodeHandOff(node int, rkey, waiter string, fence uint64)
+}
+
+// QuorumHandOff is a lock that enough nodes handed to a waiter, for
+// HandOffQuorum.
+type QuorumHandOff struct {
+	Waiter string // the waiter's name, which the lock holds
+	Fence  uint64
+	// Start is when the attempt that every node counted refused was sent:
+	// each hand-off came after that node refused it. The validity is
+	// counted from Start.
+	Start    time.Time
+	Validity time.Duration
+	// Try is the number of that attempt (1 for the first): the waiter
+	// drops the hand-off when it began a later attempt before taking it,
+	// since that attempt took what was handed, or found it gone.
+	Try uint64
+}
+
+// HandOffQuorum gives the waiter h.Waiter in rkey's line the lock h, and
+// reports whether it did: false when the waiter is no longer in the line,
+// or has another hand-off to take, and the technique must pass the lock
+// on.
+func (l *Locker) HandOffQuorum(rkey string, h QuorumHandOff) bool {
+	off := handoff{value: h.Waiter, fence: h.Fence, start: h.Start, valid: h.Validity, try: h.Try}
+	_, sent := l.lines.handOffIf(rkey, func(w *waiter) bool { return w.name == h.Waiter }, off)
+	return sent
+}
+
+// Poke tells waiter, when it heads rkey's line, to attempt now.
+func (l *Locker) Poke(rkey, waiter string) { l.lines.poke(rkey, waiter) }
+
+// onNodeNotice routes a notice that node received on channel: a hand-off
+// to a QuorumHandOffs technique, anything else as onNotice does.
+func (l *Locker) onNodeNotice(node int, channel, body string) {
+	if l.quorum == nil {
+		l.onNotice(channel, body)
+		return
+	}
+	n := protocol.ParseNotice(body)
+	if !n.HandOff {
+		l.onNotice(channel, body)
+		return
+	}
+	if rkey, ok := protocol.LockOf(channel); ok {
+		l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
+	}
+}
+
+// lostHandOff passes on the lock of rkey handed to the waiter name (with
+// fencing token fence) that is not in its line, when that waiter gave up
+// (departed) rather than took the lock by an attempt of its own.
+func (l *Locker) lostHandOff(rkey, name string, fence uint64) {
+	if l.departed.take(rkey, name, time.Now()) {
+		l.passOn(rkey, name, fence)
+	}
+}
