@@ -182,8 +182,12 @@ func TestCluster(t *testing.T) {
 	}
 	channels, kinds := heard.counts()
 	t.Logf("notices heard: %v on %d channels", kinds, len(channels))
-	if kinds["handoff"] == 0 || kinds["head"] == 0 {
-		t.Errorf("notices by kind = %v; want hand-offs (handoff) and head notices: the lines were not used", kinds)
+	// Both techniques' releases hand the lock to a live head of the line
+	// (redlock's too, since each node hands its copy on), so a head notice
+	// goes out only when the head is not alive or a failed attempt is
+	// undone: the hand-offs alone show the lines at work.
+	if kinds["handoff"] == 0 {
+		t.Errorf("notices by kind = %v; want hand-offs (handoff): the lines were not used", kinds)
 	}
 	var zadds int
 	for _, m := range cluster.Masters() {

@@ -23,7 +23,7 @@ func (l *Locker) Close() error {
 	if err := l.e.Close(); err != nil {
 		return fmt.Errorf("lockzoo: redlock: close: %w", err)
 	}
-	l.t.closeOnce.Do(func() { close(l.t.closing) })
+	l.t.closeGrants()
 	ctx, cancel := context.WithTimeout(context.Background(), l.closeBound())
 	defer cancel()
 	if err := l.Wait(ctx); err != nil {

@@ -65,12 +65,16 @@
 //     from 4 ms growing to 64 ms); once it listens it sleeps until a notice
 //     (engine.WithNoticeWaits), and the keep-place timer only keeps its
 //     place in the lines and catches a lost notice. Every release, an
-//     undo's included, tells the head of each node's line, so clients that
-//     split the votes are woken in the lines' order, the head first.
-//     Config.Retry still counts the attempts and says when to give up.
-//  7. Unlock runs the compare-and-delete script on every node, which
-//     publishes a release notice to the head of the node's line in the same
-//     step as the delete, and returns once Q nodes deleted the lock (an
+//     undo's included, serves the head of each node's line (a hand-off, or
+//     a notice to try), so clients that split the votes are woken in the
+//     lines' order, the head first. A waiter that a quorum of nodes handed
+//     the lock holds it without another round (see "Hand-offs between
+//     Lockers"). Config.Retry still counts the attempts and says when to
+//     give up.
+//  7. Unlock runs the compare-and-delete script on every node, which, in
+//     the same step as the delete, hands the node's copy of the lock to
+//     the head of its line when that waiter is alive, or else tells it to
+//     try, and returns once Q nodes deleted the lock (an
 //     acquire of the same key by the same Locker that reaches a node
 //     before the release still on its way there deletes the released lock
 //     first, rather than being refused by it and leaving that node's
@@ -101,8 +105,11 @@
 // uncontended path. A won acquire that released nothing first replies its
 // counter alone. The release script takes the same four keys, kept boxed
 // from the acquire in the lease, and the token (an undo adds the waiter's
-// ticket and line member, to put it back in line). Each round's request is
-// built once and sent to every node.
+// ticket and line member, to put it back in line; an owed release paid
+// late adds "-", for a release that hands nothing on). A refusal to a
+// waiter carries the node's fencing counter, for the hand-offs (see
+// "Hand-offs between Lockers"). Each round's request is built once and
+// sent to every node.
 //
 // The calls of a Locker's concurrent rounds to one node share one
 // connection (engine.Pipeline): a call made while another to that node is
@@ -145,6 +152,45 @@
 // gave the lock to an earlier waiter of another client announces the
 // release to that waiter's Locker. Unlock's result counts the nodes that
 // deleted the old key.
+//
+// # Hand-offs between Lockers
+//
+// A release on a node whose line has a live head (one that attempted
+// within protocol.HandOffRecent, or whose Locker listens there) does what
+// lua_release's release does on its one node (protocol's handoff.lua):
+// it sets the node's copy of the lock to the waiter's name with the
+// waiter's TTL and the node's next fencing token, takes the waiter out of
+// the line and publishes "handoff:<token>:<waiter>" to its Locker. The
+// waiter holds the lock once Q nodes handed it theirs with one token,
+// without an acquire round: a hand-off is then the release's one-way trip
+// and the notices, where it was the release, a notice and a whole
+// acquire round (the README's compare-peers report has the figures).
+//
+// A node's hand-off counts only for the waiter's latest attempt, and only
+// when that node refused it (queued the waiter) reporting a fencing
+// counter smaller than the hand-off's token: counters never decrease,
+// so the hand-off came after that refusal, and the copy's TTL started
+// after the attempt was sent, which is where the validity is counted from,
+// as for a round. A node counts only once every other request the Lock
+// call sent it has been answered, none of them after the attempt began
+// with a vote that may hold the lock: an acquire takes a copy handed to
+// its own Lock call (it holds the call's name) under its own token, so a
+// late request of an earlier attempt, or a local hand-off's attempt for
+// the same waiter, could take the copy and its undo delete it. The
+// fencing argument below holds unchanged: each counted copy's token came
+// from an INCR in the same atomic step as the SET of that copy. When the
+// counted tokens differ, when too few nodes hand the lock within
+// NodeTimeout of the first (another waiter heads some lines), or when the
+// validity would be gone, the waiter attempts instead, and its round
+// takes the copies handed to it and settles the fence as usual.
+//
+// A copy handed to a waiter of this Locker that no longer waits (it gave
+// up, or took the lock otherwise) is passed on, node by node, as its
+// notice arrives or as the Lock call ends; the nodes that did not hand a
+// waiter their copy when a quorum did are left by it once its lease is
+// released, or NodeTimeout after. Releases that are owed to a node and
+// paid late delete the lock and tell the head rather than hand it on: by
+// then the head may be a waiter that is gone.
 //
 // Answers that arrive after a decision are finished in the background;
 // Locker.Wait waits for them. A won lock whose release goes out before a
@@ -343,7 +389,13 @@
 //     node's free lock from the others for up to LineStale, and for up to
 //     LineListened when the process froze (SIGSTOP, a VM paused) or its
 //     host vanished with its connections still open, since the node still
-//     counts its subscription.
+//     counts its subscription. A release handed such a waiter the node's
+//     copy when it died within protocol.HandOffRecent of the release, or
+//     while its Locker still listened: that copy stays until its TTL, as a
+//     dead holder's lock does.
+//   - The line and notices use keys and channels nothing else may write
+//     to: a forged "handoff:" notice, from enough nodes and with a token
+//     above the counter, would make a waiter believe it holds the lock.
 //   - Every lock name used leaves a small fencing counter on every node
 //     for TTL + protocol.FenceRetention (one hour) after it was made, as
 //     with lua_release.

@@ -66,6 +66,10 @@ type round struct {
 	skipped []*node
 	ended   chan struct{}
 	spent   bool
+
+	// unsent is the nodes the round sent nothing to (the breaker skipped
+	// them, or the caller's context had ended), set before fanOut returns.
+	unsent []*node
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -107,11 +111,13 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	dead := ctx.Err() // a caller whose context ended sends nothing
 	for _, n := range nodes {
 		if dead != nil {
+			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: dead})
 		} else if ok, probe := n.br.admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			// A failing node with a probe in flight: answer for it at once.
+			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: n.br.skipped()})
 			if p != nil {
 				r.skipped = append(r.skipped, n)

@@ -16,18 +16,23 @@ import (
 // A release on a node whose line has a live head sets that node's copy of
 // the lock to the waiter's name, with the node's next fencing token, and
 // sends the waiter's Locker a "handoff:<fence>:<waiter>" notice (handOn).
-// A hand-off from node n counts for the waiter's latest attempt k when n
-// refused k (so n queued the waiter) and the notice's token is larger than
-// the counter n reported with that refusal: counters only grow, and only a
-// SET of the lock (a hand-off's among them) increments one, so that
-// hand-off came after n refused k, and n's copy was set, with the waiter's
-// TTL, after k was sent. Once Q nodes count, the lock is the waiter's, its
-// validity counted from k's start like an acquire round's. A hand-off from
-// before k (k found it: the acquire takes a lock handed to its own Lock
-// call) carries a token no larger than that counter, and one that arrives
-// while k is under way waits for n's answer. An attempt begun after the
-// hand-off reached the waiter takes the handed copies or finds them gone,
-// so the engine drops the hand-off then (engine.QuorumHandOff.Try).
+// A hand-off from node n counts for the waiter's latest attempt k when:
+//   - n refused k (so n queued the waiter), and the notice's token is
+//     larger than the counter n reported with that refusal: counters only
+//     grow, and only a SET of the lock (a hand-off's among them)
+//     increments one, so that hand-off came after n refused k, and n's
+//     copy was set, with the waiter's TTL, after k was sent;
+//   - every other request of the Lock call to n has been answered, and
+//     none that was answered after k began may have taken the lock there
+//     (answer.mayHold): the acquire script takes a copy handed to its own
+//     Lock call, so an earlier attempt's request that reaches n late, or a
+//     local hand-off's attempt for the waiter, could take the copy, and
+//     its undo delete it.
+//
+// Once Q nodes count, the lock is the waiter's, its validity counted from
+// k's start like an acquire round's. An attempt begun after the hand-off
+// reached the waiter takes the handed copies or finds them gone, so the
+// engine drops the hand-off then (engine.QuorumHandOff.Try).
 //
 // When the counted tokens differ (a node missed increments) the fence
 // would need a write-back, and when too few nodes handed the lock within
@@ -39,30 +44,55 @@ type grants struct {
 	byWaiter map[string]*waiting
 }
 
-// waiting is one waiting Lock call's state in grants.
+// waiting is one waiting Lock call's state in grants, from its first
+// attempt until the engine reports that the Lock call ended (LockEnded),
+// or, once a quorum's hand-off was delivered, until that lease is
+// released or NodeTimeout passes (settleDelivered).
 type waiting struct {
 	rkey  string
 	try   uint64        // the latest attempt's number
 	start time.Time     // when it was sent
 	ttl   time.Duration // the TTL it asked for, which a hand-off sets
-	// refused is, per node, the fencing counter the node reported when it
-	// refused attempt try (-1: none), or noRefusal.
-	refused []int64
-	// handed is, per node, the token of the latest hand-off to the
-	// waiter (0: none) since attempt try began; ever, whether the node
-	// handed the waiter a copy at all: when the Lock call ends without
-	// those copies (an attempt that won without reaching a node, the
-	// breaker skipping it, leaves its copy there), endGrant passes them on.
-	handed []int64
-	ever   []bool
+	nodes []nodeGrant
 	// gather pokes the waiter when too few nodes handed it the lock in
-	// time; nil while no hand-off counts.
+	// time; nil while no hand-off counts. Once delivered, it settles the
+	// hand-off instead (settleDelivered).
 	gather *time.Timer
+	// delivered: the lock was handed to the waiter (HandOffQuorum). Its
+	// lease, whose value is the waiter's name, releases every copy handed
+	// to it, so later hand-offs need nothing.
+	delivered bool
+}
+
+// nodeGrant is what grants knows of one node for one waiter.
+type nodeGrant struct {
+	// refused is the fencing counter the node reported when it refused
+	// attempt try (-1: none), or noRefusal.
+	refused int64
+	// handed is the token of the latest hand-off to the waiter since
+	// attempt try began (0: none).
+	handed int64
+	// inflight counts the waiter's requests to the node not answered yet.
+	inflight int32
+	// tainted: a request that another of the waiter's attempts made may
+	// have taken a copy handed to it there; no hand-off counts from the
+	// node for this waiter any more.
+	tainted bool
+	// ever: the node handed the waiter a copy at all; when the Lock call
+	// ends without having taken it (an attempt that won without reaching
+	// the node), LockEnded passes it on.
+	ever bool
 }
 
 // noRefusal marks a node whose answer to the attempt was not a refusal
 // that queued the waiter (yet).
 const noRefusal = -2
+
+// grantAttempt is one attempt as grants tracks it (zero: not tracked).
+type grantAttempt struct {
+	waiter string
+	try    uint64 // 0 for an attempt that is not the Lock call's own (a local hand-off's)
+}
 
 // tryOf returns the attempt number of a Lock call's token (its name, "."
 // and the number; engine.Attempt.Waiter), or false for any other token (a
@@ -76,63 +106,94 @@ func tryOf(a engine.Attempt) (uint64, bool) {
 	return try, err == nil && try > 0
 }
 
-// begin records that a's attempt, a Lock call's, is sent now (at start):
-// the hand-offs and refusals of its earlier attempts no longer count. It
-// reports whether the waiter was new to grants.
-func (t *technique) beginGrant(a engine.Attempt, start time.Time) (try uint64, isNew bool) {
-	try, ok := tryOf(a)
-	if !a.Waits || !ok {
-		return 0, false
+// beginGrant records a's attempt, for a Lock call, which is about to be
+// sent to every node (at start). The Lock call's own attempt starts a new
+// count: the hand-offs and refusals of its earlier attempts no longer
+// count. Every request to a node counts as in flight until answeredGrant
+// reports its answer.
+func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
+	if !a.Waits {
+		return grantAttempt{}
 	}
+	try, own := tryOf(a)
 	g := &t.grants
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w := g.byWaiter[a.Waiter]
 	if w == nil {
+		if !own {
+			return grantAttempt{} // not waiting (yet): nothing to take
+		}
 		if g.byWaiter == nil {
 			g.byWaiter = map[string]*waiting{}
 		}
-		w = &waiting{rkey: a.Key, refused: make([]int64, len(t.nodes)), handed: make([]int64, len(t.nodes)), ever: make([]bool, len(t.nodes))}
+		w = &waiting{rkey: a.Key, nodes: make([]nodeGrant, len(t.nodes))}
 		g.byWaiter[a.Waiter] = w
-		isNew = true
 	}
-	w.try, w.start, w.ttl = try, start, a.TTL
-	for i := range w.refused {
-		w.refused[i], w.handed[i] = noRefusal, 0
+	if own {
+		// A delivered hand-off the waiter did not take (this attempt began
+		// first) takes the copies, or they are passed on at the end (ever).
+		w.delivered = false
+		w.try, w.start, w.ttl = try, start, a.TTL
+		w.stopGather()
 	}
-	w.stopGather()
-	return try, isNew
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		if own {
+			n.refused, n.handed = noRefusal, 0
+		}
+		n.inflight++
+	}
+	return grantAttempt{waiter: a.Waiter, try: try}
 }
 
-// refusedGrant records that node refused the waiter's attempt try, which
-// queued it there, reporting fence, its fencing counter then.
-func (t *technique) refusedGrant(waiter string, try uint64, node int, fence int64) {
+// answeredGrant records node's answer v to attempt ga (a zero answer for a
+// request never sent): a refusal of the waiter's latest attempt that
+// queued it, with the node's counter then; or, from another of its
+// attempts, an answer that may have taken a copy handed to it (tainted).
+func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
+	if ga.waiter == "" {
+		return
+	}
 	g := &t.grants
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if w := g.byWaiter[waiter]; w != nil && w.try == try {
-		w.refused[node] = fence
-		t.decideGrant(waiter, w)
+	w := g.byWaiter[ga.waiter]
+	if w == nil {
+		return
+	}
+	n := &w.nodes[node]
+	n.inflight--
+	switch {
+	case ga.try != w.try || ga.try == 0:
+		n.tainted = n.tainted || v.mayHold
+	case v.queued:
+		n.refused = v.fenceSeen
+	}
+	if !w.delivered {
+		t.decideGrant(ga.waiter, w)
 	}
 }
 
-// endGrant forgets the waiter: it took the lock by an attempt of its own,
-// or gave up. The copies of the lock nodes handed it are passed on (a
-// copy its attempt took holds the attempt's token by now, and is left
-// alone).
-func (t *technique) endGrant(waiter string) {
+// LockEnded forgets the waiter, whose Lock call ended
+// (engine.QuorumHandOffs): it took the lock by an attempt of its own or
+// from a local Unlock, or gave up. The copies of the lock nodes handed it
+// are passed on (a copy one of its attempts took holds that attempt's
+// token by now, and is left alone). A waiter handed the lock by a quorum
+// stays until its hand-off is settled.
+func (t *technique) LockEnded(rkey, waiter string) {
 	g := &t.grants
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w := g.byWaiter[waiter]
-	if w == nil {
+	if w == nil || w.rkey != rkey || w.delivered {
 		return
 	}
 	w.stopGather()
 	delete(g.byWaiter, waiter)
 	var handed []*node
-	for i, ever := range w.ever {
-		if ever {
+	for i, n := range w.nodes {
+		if n.ever {
 			handed = append(handed, t.nodes[i])
 		}
 	}
@@ -160,8 +221,47 @@ func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 		t.passOnNodes(rkey, waiter, t.nodes[node:node+1])
 		return
 	}
-	w.handed[node], w.ever[node] = int64(fence), true
-	t.decideGrant(waiter, w)
+	n := &w.nodes[node]
+	n.handed, n.ever = int64(fence), true
+	if !w.delivered {
+		t.decideGrant(waiter, w)
+	}
+}
+
+// settleDelivered ends the hand-off delivered to waiter, if it is still
+// recorded: the nodes that have not handed the waiter their copy may keep
+// it in line, so it leaves them, passing on a copy handed to it meanwhile
+// (abandon.lua), in the background. It runs when the lease is released,
+// or NodeTimeout after the delivery.
+func (t *technique) settleDelivered(waiter string) {
+	g := &t.grants
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.byWaiter[waiter]
+	if w == nil || !w.delivered {
+		return
+	}
+	w.stopGather()
+	delete(g.byWaiter, waiter)
+	var leave []*node
+	for i, n := range w.nodes {
+		if !n.ever {
+			leave = append(leave, t.nodes[i])
+		}
+	}
+	t.leaveNodes(w.rkey, waiter, w.ttl, leave)
+}
+
+// closeGrants stops the timers of grants as the Locker closes; a waiter
+// left in a line there is dropped once its Locker no longer listens.
+func (t *technique) closeGrants() {
+	g := &t.grants
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, w := range g.byWaiter {
+		w.stopGather()
+	}
+	clear(g.byWaiter)
 }
 
 // decideGrant hands the lock to the waiter once a quorum of nodes handed it
@@ -170,12 +270,17 @@ func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 // too few did within NodeTimeout. g.mu is held.
 func (t *technique) decideGrant(waiter string, w *waiting) {
 	now := t.clock.now()
+	counts := func(i int) bool {
+		n := &w.nodes[i]
+		return n.handed > 0 && n.refused != noRefusal && n.handed > n.refused && n.inflight == 0 && !n.tainted &&
+			!(t.s.guard && t.nodes[i].excluded(now))
+	}
 	var top int64
 	counted := 0
-	for i, f := range w.handed {
-		if f > 0 && w.refused[i] != noRefusal && f > w.refused[i] && !(t.s.guard && t.nodes[i].excluded(now)) {
+	for i, n := range w.nodes {
+		if counts(i) {
 			counted++
-			top = max(top, f)
+			top = max(top, n.handed)
 		}
 	}
 	if counted == 0 {
@@ -189,13 +294,9 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 		return
 	}
 	atTop := 0
-	var leave []*node
-	for i, f := range w.handed {
-		switch {
-		case f == top && w.refused[i] != noRefusal && f > w.refused[i]:
+	for i, n := range w.nodes {
+		if n.handed == top && counts(i) {
 			atTop++
-		default:
-			leave = append(leave, t.nodes[i])
 		}
 	}
 	validity := w.ttl - t.s.driftFor(w.ttl)
@@ -206,17 +307,15 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 		t.e.Poke(w.rkey, waiter)
 		return
 	}
-	delete(t.grants.byWaiter, waiter)
 	h := engine.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
 	if !t.e.HandOffQuorum(w.rkey, h) {
 		// The waiter left its line meanwhile, or takes another hand-off.
+		delete(t.grants.byWaiter, waiter)
 		t.passOnNodes(w.rkey, waiter, t.nodes)
 		return
 	}
-	// The nodes that did not count may still keep the waiter in line (or
-	// hand it their copy later): it leaves them, passing on a copy handed
-	// to it (abandon.lua).
-	t.leaveNodes(w.rkey, waiter, w.ttl, leave)
+	w.delivered = true
+	w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.settleDelivered(waiter) })
 }
 
 // stopGather stops the gather timer, if any. grants.mu is held.

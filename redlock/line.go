@@ -38,7 +38,6 @@ const LineListened = protocol.Listened
 // it expires at its TTL, or is passed on when the hand-off's notice
 // reaches the Locker (the engine's departed waiters).
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
-	t.endGrant(a.Waiter)
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, lineMember(a)), nil)
 	defer r.decide(false)
 	for range t.nodes {

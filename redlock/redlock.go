@@ -54,7 +54,6 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		s:       s,
 		extend:  engine.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
-		closing: make(chan struct{}),
 		getname: engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
 	t.useRetention(protocol.FenceRetention)
@@ -69,7 +68,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.e = e
+	t.e, t.closing = e, e.Closed()
 	cfg.Config = e.Config()
 	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout

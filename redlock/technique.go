@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,8 +34,7 @@ type technique struct {
 	releasing     releasing         // successful releases still waiting for nodes
 	getname       engine.Command    // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
-	closing       chan struct{}     // closed when the Locker closes (closeOnce): owed releases are paid at once
-	closeOnce     sync.Once
+	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
 }
 
 // keysOf is the keys of the lock key, as the acquire and release scripts
@@ -71,19 +69,12 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // prev first when prev is not empty (see HandOff). It also returns the round
 // and its tally (a zero handing when no round was sent), whose answers tell
 // where prev was released.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (_ engine.Acquired, _ handing, err error) {
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
-	try, isNew := t.beginGrant(a, start)
-	defer func() {
-		// A waiter stays in grants while its Lock waits in line (refused:
-		// the engine calls Abandon when it gives up); any other end forgets it.
-		if a.Waits && (err == nil || (!errors.Is(err, strategy.ErrNotAcquired) && (isNew || errors.Is(err, fault.ErrCrashed)))) {
-			t.endGrant(a.Waiter)
-		}
-	}()
+	ga := t.beginGrant(a, start)
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
 	budget := a.TTL - drift // no validity left after this
@@ -114,8 +105,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 			kvPending = append(kv, pending.token)
 		}
 	}
-	set := func(ctx context.Context, l *link) answer {
+	set := func(ctx context.Context, l *link) (v answer) {
 		n := l.n
+		defer func() { t.answeredGrant(ga, n.index, v) }()
 		if err := fault.At(ctx, n.acquirePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
@@ -124,10 +116,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 			args = kvPending
 		}
 		reply, err := t.evalArgs(ctx, l, t.acquireScript, args)
-		v := t.acquireVote(n, reply, err)
-		if v.queued && try > 0 {
-			t.refusedGrant(a.Waiter, try, n.index, v.fenceSeen)
-		}
+		v = t.acquireVote(n, reply, err)
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
 			// prev's own SET reached this node after us (see lateRounds).
 			t.releaseOn(ctx, l, keys, prev)
@@ -143,6 +132,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		t.releaseOn(ctx, l, keys, a.Token)
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
+	for _, n := range r.unsent {
+		t.answeredGrant(ga, n.index, answer{})
+	}
 	tl := newTally(len(t.nodes), t.s.quorum)
 
 	var giveUp <-chan time.Time
@@ -204,6 +196,10 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release: %w", err)
+	}
+	if h.Keys == nil {
+		// A lock handed off by the nodes' releases (grants), or taken back.
+		t.settleDelivered(h.Value)
 	}
 	late := t.late.lookup(h.Value)
 	kv := append(append(t.release.Args(5), heldKeys(h)...), h.Value)

@@ -27,9 +27,10 @@
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it: by a release in
 //     Redis (a "handoff:" notice, see notice.go; WithInboxNotices sends each
-//     notice to the one Locker it concerns), or by a local Unlock of a
-//     HandOffer technique, which releases and makes the waiter's attempt in
-//     one step;
+//     notice to the one Locker it concerns; for a QuorumHandOffs technique,
+//     whose nodes each hand their copy, once the technique counted enough
+//     of them, see quorum.go), or by a local Unlock of a HandOffer
+//     technique, which releases and makes the waiter's attempt in one step;
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;
 //  4. names the technique and the call once in every error it returns,

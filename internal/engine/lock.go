@@ -222,6 +222,9 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
 	}
 	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w, s.won)
+	if l.quorum != nil {
+		l.quorum.LockEnded(s.a.Key, s.a.Waiter)
+	}
 	if unsubscribe && l.hub != nil {
 		l.hub.Unsubscribe(l.channel(s.a.Key))
 	}

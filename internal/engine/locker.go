@@ -257,6 +257,10 @@ func (l *Locker) Close() error {
 	return nil
 }
 
+// Closed returns a channel that is closed once Close is called, for a
+// technique's background work that must end when its Locker closes.
+func (l *Locker) Closed() <-chan struct{} { return l.closed }
+
 // isClosed reports whether Close was called.
 func (l *Locker) isClosed() bool {
 	select {

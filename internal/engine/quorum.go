@@ -19,6 +19,9 @@ type QuorumHandOffs interface {
 	// (its index in the pools the notices come from), with fencing token
 	// fence.
 	NodeHandOff(node int, rkey, waiter string, fence uint64)
+	// LockEnded reports that the Lock call named waiter, for rkey, ended,
+	// whatever way, after its attempts and its Abandon.
+	LockEnded(rkey, waiter string)
 }
 
 // QuorumHandOff is a lock that enough nodes handed to a waiter, for
