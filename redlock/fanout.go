@@ -68,8 +68,10 @@ type round struct {
 	spent   bool
 
 	// unsent is the nodes the round sent nothing to (the breaker skipped
-	// them, or the caller's context had ended), set before fanOut returns.
-	unsent []*node
+	// them, or the caller's context had ended), set before fanOut returns;
+	// in unsentBuf up to 8 nodes, which saves an allocation.
+	unsent    []*node
+	unsentBuf [8]*node
 }
 
 // fanOut starts op on each of nodes (t.nodes, or a subset) and returns the
@@ -108,6 +110,7 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	}
 	var buf [8]admitted // no allocation up to 8 nodes
 	calls := buf[:0]
+	r.unsent = r.unsentBuf[:0]
 	dead := ctx.Err() // a caller whose context ended sends nothing
 	for _, n := range nodes {
 		if dead != nil {

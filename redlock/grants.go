@@ -42,6 +42,33 @@ import (
 type grants struct {
 	mu       sync.Mutex
 	byWaiter map[string]*waiting
+	// free keeps up to maxFreeWaiting states of ended Lock calls for the
+	// next ones: an uncontended Lock then allocates none.
+	free []*waiting
+}
+
+// maxFreeWaiting bounds grants.free.
+const maxFreeWaiting = 64
+
+// newWaiting returns a zeroed state for rkey over n nodes. g.mu is held.
+func (g *grants) newWaiting(rkey string, n int) *waiting {
+	if k := len(g.free); k > 0 {
+		w := g.free[k-1]
+		g.free = g.free[:k-1]
+		w.rkey = rkey
+		return w
+	}
+	return &waiting{rkey: rkey, nodes: make([]nodeGrant, n)}
+}
+
+// recycle keeps w, just taken out of byWaiter, for newWaiting. g.mu is
+// held, and w's timer is stopped: nothing refers to w any more.
+func (g *grants) recycle(w *waiting) {
+	if len(g.free) < maxFreeWaiting {
+		clear(w.nodes)
+		*w = waiting{nodes: w.nodes}
+		g.free = append(g.free, w)
+	}
 }
 
 // waiting is one waiting Lock call's state in grants, from its first
@@ -58,6 +85,9 @@ type waiting struct {
 	// time; nil while no hand-off counts. Once delivered, it settles the
 	// hand-off instead (settleDelivered).
 	gather *time.Timer
+	// handed: some node handed the waiter a copy since attempt try began,
+	// so that an answer without one costs no decision.
+	handed bool
 	// delivered: the lock was handed to the waiter (HandOffQuorum). Its
 	// lease, whose value is the waiter's name, releases every copy handed
 	// to it, so later hand-offs need nothing.
@@ -127,14 +157,14 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 		if g.byWaiter == nil {
 			g.byWaiter = map[string]*waiting{}
 		}
-		w = &waiting{rkey: a.Key, nodes: make([]nodeGrant, len(t.nodes))}
+		w = g.newWaiting(a.Key, len(t.nodes))
 		g.byWaiter[a.Waiter] = w
 	}
 	if own {
 		// A delivered hand-off the waiter did not take (this attempt began
 		// first) takes the copies, or they are passed on at the end (ever).
 		w.delivered = false
-		w.try, w.start, w.ttl = try, start, a.TTL
+		w.try, w.start, w.ttl, w.handed = try, start, a.TTL, false
 		w.stopGather()
 	}
 	for i := range w.nodes {
@@ -170,7 +200,7 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	case v.queued:
 		n.refused = v.fenceSeen
 	}
-	if !w.delivered {
+	if w.handed && !w.delivered {
 		t.decideGrant(ga.waiter, w)
 	}
 }
@@ -200,6 +230,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 	if len(handed) > 0 {
 		t.passOnNodes(w.rkey, waiter, handed)
 	}
+	g.recycle(w)
 }
 
 // NodeHandOff records that node handed the lock of rkey to waiter with
@@ -222,7 +253,7 @@ func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 		return
 	}
 	n := &w.nodes[node]
-	n.handed, n.ever = int64(fence), true
+	n.handed, n.ever, w.handed = int64(fence), true, true
 	if !w.delivered {
 		t.decideGrant(waiter, w)
 	}
@@ -250,6 +281,7 @@ func (t *technique) settleDelivered(waiter string) {
 		}
 	}
 	t.leaveNodes(w.rkey, waiter, w.ttl, leave)
+	g.recycle(w)
 }
 
 // closeGrants stops the timers of grants as the Locker closes; a waiter
