@@ -19,7 +19,7 @@ func (p *Pipeline) read(s *stream) {
 	for {
 		p.mu.Lock()
 		if len(s.waiting) == 0 {
-			if !lingered {
+			if p.yields && !lingered {
 				// Yield once before stopping: a caller about to send
 				// then finds the connection still shared, rather than
 				// going alone and the next one taking a new connection.
