@@ -58,11 +58,11 @@ const MaxInFlight = 64
 // NewDeadlinePipeline. It is safe for concurrent use.
 type Pipeline struct {
 	pool       strategy.Pool
-	byDeadline bool      // callers' contexts end only by their deadlines (NewDeadlinePipeline)
+	byDeadline bool // callers' contexts end only by their deadlines (NewDeadlinePipeline)
 	// yields: the writer yields the processor once before its first
 	// write, and the reader once before it stops (NewDeadlinePipeline).
 	yields bool
-	calls      sync.Pool // idle *pipeCall
+	calls  sync.Pool // idle *pipeCall
 
 	mu    sync.Mutex
 	cur   *stream // the connection commands are written to; nil when none
