@@ -3,7 +3,6 @@ package redlock_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/protocol"
-	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
 )
 
@@ -148,7 +146,7 @@ func TestHandOffToAWaiterThatGivesUp(t *testing.T) {
 			}
 			bDone <- err
 		}()
-		waitLined(t, nodes, key)
+		waitQueuedFor(t, nodes, key, 1, len(nodes))
 		var wg sync.WaitGroup
 		wg.Go(cancel)
 		wg.Go(func() {
@@ -173,27 +171,5 @@ func TestHandOffToAWaiterThatGivesUp(t *testing.T) {
 	}
 	for _, n := range nodes {
 		locktest.AssertUnlocked(t, n, "*gone:*", time.Minute)
-	}
-}
-
-// waitLined waits until key's line holds a waiter on every node, or fails
-// the test after 5 s.
-func waitLined(t *testing.T, nodes []*redistest.Node, key string) {
-	t.Helper()
-	line := protocol.KeysOf(protocol.LockKey("lock:", key)).Line
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		lined := 0
-		for _, n := range nodes {
-			if got, err := redis.Int(n.Do("ZCARD", line)); err == nil && got > 0 {
-				lined++
-			}
-		}
-		if lined == len(nodes) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: a waiter in line on %d of %d nodes after 5 s, want all", strings.TrimPrefix(line, "lock:"), lined, len(nodes))
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

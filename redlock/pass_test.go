@@ -31,14 +31,21 @@ func passConfig() redlock.Config {
 	return redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: time.Minute, Retry: strategy.Fixed(time.Hour)}}
 }
 
-// waitQueued waits until the line holds at least n waiters on at least
-// onNodes of nodes, or fails the test after 5 s.
+// waitQueued waits until the line of "k" holds at least n waiters on at
+// least onNodes of nodes, or fails the test after 5 s.
 func waitQueued(t *testing.T, nodes []*redistest.Node, n, onNodes int) {
 	t.Helper()
+	waitQueuedFor(t, nodes, "k", n, onNodes)
+}
+
+// waitQueuedFor is waitQueued for the lock named key.
+func waitQueuedFor(t *testing.T, nodes []*redistest.Node, key string, n, onNodes int) {
+	t.Helper()
+	line := protocol.KeysOf(protocol.LockKey("lock:", key)).Line
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		queued := 0
 		for _, node := range nodes {
-			if got, err := redis.Int(node.Do("ZCARD", passLine)); err == nil && got >= n {
+			if got, err := redis.Int(node.Do("ZCARD", line)); err == nil && got >= n {
 				queued++
 			}
 		}
@@ -46,7 +53,11 @@ func waitQueued(t *testing.T, nodes []*redistest.Node, n, onNodes int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s holds %d waiters on %d of %d nodes after 5 s, want on %d; nodes: %s", passLine, n, queued, len(nodes), onNodes, nodeStates(t, nodes))
+			states := ""
+			if key == "k" {
+				states = "; nodes: " + nodeStates(t, nodes)
+			}
+			t.Fatalf("%s holds %d waiters on %d of %d nodes after 5 s, want on %d%s", line, n, queued, len(nodes), onNodes, states)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
