@@ -91,3 +91,12 @@ func (d *departed) forget(now time.Time) {
 func (l *Locker) passOn(key, name string, fence uint64) {
 	l.releaseInBackground(Held{Key: key, Value: name, Fence: fence})
 }
+
+// lostHandOff passes on the lock of rkey handed to the waiter name (with
+// fencing token fence) that is not in its line, when that waiter gave up
+// (departed) rather than took the lock by an attempt of its own.
+func (l *Locker) lostHandOff(rkey, name string, fence uint64) {
+	if l.departed.take(rkey, name, time.Now()) {
+		l.passOn(rkey, name, fence)
+	}
+}

@@ -69,12 +69,3 @@ func (l *Locker) onNodeNotice(node int, channel, body string) {
 		l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
 	}
 }
-
-// lostHandOff passes on the lock of rkey handed to the waiter name (with
-// fencing token fence) that is not in its line, when that waiter gave up
-// (departed) rather than took the lock by an attempt of its own.
-func (l *Locker) lostHandOff(rkey, name string, fence uint64) {
-	if l.departed.take(rkey, name, time.Now()) {
-		l.passOn(rkey, name, fence)
-	}
-}

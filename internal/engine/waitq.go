@@ -274,9 +274,5 @@ func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) (found, 
 		return false, false
 	}
 	w := ln.waiters[i]
-	tries := w.tries.Load()
-	if h.try > 0 {
-		tries = h.try
-	}
-	return true, w.send(event{handedOff: true, off: h, tries: tries})
+	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
 }
