@@ -92,7 +92,9 @@ func TestLockWaitsAndGivesUp(t *testing.T) {
 }
 
 // TestCrashFreesAfterTTL: a holder that never unlocks loses the lock when
-// the TTL passes, and a waiter gets it.
+// the TTL passes, and a waiter gets it. A peer whose waiting Lock can miss
+// the wake-up (missesWakeups) may wait out its context instead: that is a
+// finding, and the lock must then be free to a TryLock.
 func TestCrashFreesAfterTTL(t *testing.T) {
 	noLeaks(t)
 	forEach(t, func(t *testing.T, c peerCase, nodes []*redistest.Node) {
@@ -102,7 +104,16 @@ func TestCrashFreesAfterTTL(t *testing.T) {
 		if _, err := l.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
 			t.Fatalf("TryLock() right after the crash = %v, want %v", err, strategy.ErrNotAcquired)
 		}
-		lease := lockWithin(t, l, "k")
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		lease, err := l.Lock(wctx, "k")
+		if err != nil && c.missesWakeups && errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
+			t.Logf("finding, not a failure: the waiting Lock missed the expiry and waited out its context: %v", err)
+			lease, err = l.TryLock(ctx, "k")
+		}
+		if err != nil {
+			t.Fatalf("Lock(\"k\") after the holder's TTL = %v, want nil", err)
+		}
 		if err := lease.Unlock(ctx); err != nil {
 			t.Errorf("Unlock() = %v, want nil", err)
 		}
