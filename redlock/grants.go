@@ -221,13 +221,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 	}
 	w.stopGather()
 	delete(g.byWaiter, waiter)
-	var handed []*node
-	for i, n := range w.nodes {
-		if n.ever {
-			handed = append(handed, t.nodes[i])
-		}
-	}
-	if len(handed) > 0 {
+	if handed := t.nodesThatHanded(w, true); len(handed) > 0 {
 		t.passOnNodes(w.rkey, waiter, handed)
 	}
 	g.recycle(w)
@@ -274,14 +268,20 @@ func (t *technique) settleDelivered(waiter string) {
 	}
 	w.stopGather()
 	delete(g.byWaiter, waiter)
-	var leave []*node
+	t.leaveNodes(w.rkey, waiter, w.ttl, t.nodesThatHanded(w, false))
+	g.recycle(w)
+}
+
+// nodesThatHanded returns the nodes that handed w's waiter a copy of the
+// lock at some point (ever), or, when handed is false, the others.
+func (t *technique) nodesThatHanded(w *waiting, handed bool) []*node {
+	var out []*node
 	for i, n := range w.nodes {
-		if !n.ever {
-			leave = append(leave, t.nodes[i])
+		if n.ever == handed {
+			out = append(out, t.nodes[i])
 		}
 	}
-	t.leaveNodes(w.rkey, waiter, w.ttl, leave)
-	g.recycle(w)
+	return out
 }
 
 // closeGrants stops the timers of grants as the Locker closes; a waiter

@@ -91,8 +91,7 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 // leaveOp is one node's part of a waiter leaving the line (abandon.lua).
 func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 	return func(ctx context.Context, l *link) answer {
-		k := protocol.KeysOf(rkey)
-		return compareVote(t.evalScript(ctx, l, t.abandon, k.All(), member, waiter, protocol.Channel(rkey)))
+		return compareVote(t.evalScript(ctx, l, t.abandon, keysOf(rkey), member, waiter, protocol.Channel(rkey)))
 	}
 }
 

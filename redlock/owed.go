@@ -38,13 +38,12 @@ type owedRelease struct {
 	until time.Time
 }
 
-// owe records that n is owed the release of token at keys (keysOf), and
-// starts n's payer unless one runs.
-
 // plainRelease, as the release script's second argument, asks for the
 // delete and the head's notice without a hand-off.
 const plainRelease = "-"
 
+// owe records that n is owed the release of token at keys (keysOf), and
+// starts n's payer unless one runs.
 func (t *technique) owe(n *node, keys []any, token string, requeue ...any) {
 	if len(requeue) == 0 {
 		// Paid late, maybe as the Locker closes, when the head of the

@@ -22,7 +22,7 @@ type technique struct {
 	s             settings
 	acquireScript *engine.Script // acquire.lua: SET NX PX and INCR of the fencing counter
 	raise         *engine.Script // raise.lua: the fencing write-back
-	release       *engine.Script // release.lua: compare-and-delete, notice to the line's head
+	release       *engine.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
 	abandon       *engine.Script // protocol's abandon.lua: a waiter leaves the line
 	e             *engine.Locker // the engine, which grants hands locks to (set once by New)
 	grants        grants         // hand-offs by the nodes' releases to waiting Lock calls

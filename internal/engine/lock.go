@@ -58,9 +58,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 				return l.handedOff(ctx, s, e.off)
 			}
 			// A quorum hand-off that an attempt begun since took or found
-			// gone is dropped, and the waiter attempts at once: the
-			// hand-off may have kept a "try now" out (send).
-			if !staleQuorum && e.stale(w) {
+			// gone is dropped, and the waiter attempts at once (stale is
+			// false for a hand-off): the hand-off may have kept a "try
+			// now" out (send).
+			if e.stale(w) {
 				continue
 			}
 		case <-tick:
