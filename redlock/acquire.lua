@@ -100,11 +100,13 @@ end
 -- handed takes the lock a release handed to this Lock call (handOn set
 -- it to the call's name and took the waiter out of the line) under this
 -- attempt's token, with a fresh TTL and the counter the hand-off set (a
--- new one from the clock, should it be gone).
+-- new one from the clock, should it be gone). The counter is read first,
+-- so that a bad one fails the script before it writes anything.
 local function handed()
-	redis.call("SET", lock, token, "PX", ttl)
 	local F = waitLine("fence")
-	return reply(1, F.readFence(fence) or F.writeFence(fence, F.nowUs(), ttl, RETENTION))
+	local f = F.readFence(fence)
+	redis.call("SET", lock, token, "PX", ttl)
+	return reply(1, f or F.writeFence(fence, F.nowUs(), ttl, RETENTION))
 end
 
 local function ours(v)
