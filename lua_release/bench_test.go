@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,6 +28,22 @@ func BenchmarkLockUnlock(b *testing.B) {
 	}
 	defer locktest.ReportRedisCPU(b, node)()
 	locktest.BenchLockUnlock(b, l)
+}
+
+// BenchmarkLockUnlockBusyCPU is BenchmarkLockUnlock beside two goroutines
+// per processor that never block (locktest.BusyCPU), as in a process with
+// CPU-bound work, with the p50 and p99 of each pair: lua_release's shared
+// connection writes a caller's script at once rather than yielding the
+// processor first, which would wait behind the busy goroutines (see
+// engine's BenchmarkPipeline).
+func BenchmarkLockUnlockBusyCPU(b *testing.B) {
+	node := redistest.Start(b, 1)[0]
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		b.Fatalf("New() = %v, want nil", err)
+	}
+	locktest.BusyCPU(b, 2*runtime.GOMAXPROCS(0))
+	locktest.BenchLockUnlockTimed(b, l)
 }
 
 // BenchmarkContended is the hand-off workload: one key, 8 workers x 25

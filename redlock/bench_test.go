@@ -3,9 +3,6 @@ package redlock_test
 import (
 	"context"
 	"runtime"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,69 +31,20 @@ func BenchmarkLockUnlockOneFrozen(b *testing.B) {
 }
 
 func benchNodes(b *testing.B, nodes []*redistest.Node) {
-	l := benchLocker(b, nodes)
-	rec := &latencies{}
-	locktest.BenchLockUnlock(b, timedLocker{Locker: l, rec: rec})
-	rec.report(b)
+	locktest.BenchLockUnlockTimed(b, benchLocker(b, nodes))
 }
 
-// latencies collects Lock+Unlock durations and samples the goroutine count.
-type latencies struct {
-	mu   sync.Mutex
-	d    []time.Duration
-	n    atomic.Int64
-	peak atomic.Int64
-}
-
-func (r *latencies) add(d time.Duration) {
-	if r.n.Add(1)%64 == 0 {
-		g := int64(runtime.NumGoroutine())
-		for cur := r.peak.Load(); g > cur && !r.peak.CompareAndSwap(cur, g); cur = r.peak.Load() {
-		}
-	}
-	r.mu.Lock()
-	r.d = append(r.d, d)
-	r.mu.Unlock()
-}
-
-func (r *latencies) report(b *testing.B) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.d) == 0 {
-		return
-	}
-	slices.Sort(r.d)
-	at := func(q float64) float64 { return float64(r.d[int(q*float64(len(r.d)-1))].Microseconds()) }
-	b.ReportMetric(at(0.50), "p50-µs")
-	b.ReportMetric(at(0.99), "p99-µs")
-	b.ReportMetric(float64(r.peak.Load()), "peak-goroutines")
-}
-
-// timedLocker times each Lock until its lease's Unlock returns.
-type timedLocker struct {
-	strategy.Locker
-	rec *latencies
-}
-
-func (l timedLocker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
-	start := time.Now()
-	lease, err := l.Locker.Lock(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return timedLease{Lease: lease, start: start, rec: l.rec}, nil
-}
-
-type timedLease struct {
-	strategy.Lease
-	start time.Time
-	rec   *latencies
-}
-
-func (l timedLease) Unlock(ctx context.Context) error {
-	err := l.Lease.Unlock(ctx)
-	l.rec.add(time.Since(l.start))
-	return err
+// BenchmarkLockUnlockBusyCPU is BenchmarkLockUnlock beside two goroutines
+// per processor that never block (locktest.BusyCPU), as in a process with
+// CPU-bound work: each of a round's hand-offs between goroutines (the
+// caller, the node Pipelines' readers, the fan-out) can wait behind them
+// for a processor, and the Pipelines' writers yield the processor before
+// they write (engine.NewDeadlinePipeline). Compare its p50 with
+// BenchmarkLockUnlock's, and with lua_release's BenchmarkLockUnlockBusyCPU.
+func BenchmarkLockUnlockBusyCPU(b *testing.B) {
+	nodes := redistest.Start(b, 5)
+	locktest.BusyCPU(b, 2*runtime.GOMAXPROCS(0))
+	benchNodes(b, nodes)
 }
 
 // BenchmarkContended is the hand-off workload on 5 healthy nodes: one key,
