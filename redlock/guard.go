@@ -92,10 +92,28 @@ func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...a
 	}
 	if !known {
 		if err := t.learn(ctx, l); err != nil {
-			return nil, err
+			return nil, ranError{err}
 		}
 	}
 	return r.Value, r.Err
+}
+
+// ranError is a failure of the restart guard's check of a new connection
+// (learn), which comes after the command itself ran there: the command's
+// reply came with GETNAME's. It is the check's failure in every way but
+// one: it never reads as engine.ErrNotSent (a check that could not be
+// sent), since the command was sent, so that an acquire that failed so
+// is taken back like one that lost its reply (acquireVote).
+type ranError struct{ err error }
+
+func (e ranError) Error() string {
+	return "the command ran, but the restart guard's check of its new connection failed: " + e.err.Error()
+}
+
+// Is reports whether the check's failure is target, unless target is
+// engine.ErrNotSent.
+func (e ranError) Is(target error) bool {
+	return target != engine.ErrNotSent && errors.Is(e.err, target)
 }
 
 // learn checks a new connection: one pipelined round trip reads the

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/redlock"
@@ -148,4 +152,57 @@ func TestRestartGuardExcludesForOneTTL(t *testing.T) {
 			t.Errorf("CLIENT GETNAME calls on node %d during Unlock = %d, want 1 (pipelined with the script)", i, got)
 		}
 	}
+}
+
+// failOneGet is a pool that fails its fail-th GetContext (counting from
+// 1) with locktest.ErrInjected and lends the others from pool.
+type failOneGet struct {
+	pool strategy.Pool
+	gets atomic.Int64
+	fail int64
+}
+
+func (p *failOneGet) GetContext(ctx context.Context) (redis.Conn, error) {
+	if p.gets.Add(1) == p.fail {
+		return nil, locktest.ErrInjected
+	}
+	return p.pool.GetContext(ctx)
+}
+
+// TestGuardCheckFailsAfterTheAcquireRan: the restart guard sends CLIENT
+// GETNAME and the acquire script together, and checks a connection it
+// finds new (INFO server, CLIENT SETNAME) after both replied. When that
+// check cannot even be sent (here node 0's pool fails it), the script has
+// run all the same: the SET it made must be taken back when the round
+// fails, not read as a command that was never sent and left until its
+// TTL (as killed connections once left it, in
+// TestSharedNodeConnectionKilled).
+func TestGuardCheckFailsAfterTheAcquireRan(t *testing.T) {
+	nodes := startNodes(t, 3)
+	// Another Locker loads the scripts, so that the EVALSHA runs at once;
+	// the one under test has connections of its own, which it finds new.
+	warm := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
+	if err := mustLock(t, warm, "warm").Unlock(context.Background()); err != nil {
+		t.Fatalf("Unlock(warm) = %v, want nil", err)
+	}
+	pools := poolsOf(nodes)
+	pools[0] = &failOneGet{pool: nodes[0].NewPool(), fail: 2} // the 1st lends the acquire's connection, the 2nd is the check's
+	l, err := redlock.New(pools, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: 30 * time.Second}})
+	if err != nil {
+		t.Fatalf("New() = %v, want nil", err)
+	}
+	locktest.CloseOnCleanup(t, l)
+	key := protocol.LockKey("lock:", "k")
+	for _, n := range nodes[1:] {
+		if _, err := n.Do("SET", key, "someone else", "PX", 30000); err != nil {
+			t.Fatalf("SET %s on %s = %v, want nil", key, n.Addr(), err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if lease, err := l.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Fatalf("TryLock(k) = %v, %v, want an error wrapping ErrNotAcquired (nodes 1 and 2 are held)", lease, err)
+	}
+	waitIdle(t, l)
+	wantValues(t, nodes, key, []string{"", "someone else", "someone else"})
 }

@@ -176,7 +176,7 @@ func AssertUnlocked(t testing.TB, node *redistest.Node, pattern string, maxTTL t
 		}
 		if err != nil || pttl <= 0 || pttl > within.Milliseconds() {
 			v, _ := redis.String(node.Do("GET", key)) // "" for a line
-			t.Errorf("left on the server: %q (value %q) with PTTL %d ms, %v; want no lock, and only lines and fencing counters that expire within %v", key, v, pttl, err, within)
+			t.Errorf("left on the server %s: %q (value %q) with PTTL %d ms, %v; want no lock, and only lines and fencing counters that expire within %v", node.Addr(), key, v, pttl, err, within)
 		}
 	}
 }

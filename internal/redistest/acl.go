@@ -65,9 +65,5 @@ func aclText(users []ACLUser) (string, error) {
 // settings as Pool; it is closed when the test ends. A wrong user or
 // password makes every dial of the pool fail with Redis's WRONGPASS error.
 func (n *Node) PoolAs(user, password string) *redis.Pool {
-	p := newPool(n.addr, n.lastKill, redis.DialUsername(user), redis.DialPassword(password))
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.pools = append(n.pools, p)
-	return p
+	return n.addPool(redis.DialUsername(user), redis.DialPassword(password))
 }

@@ -53,6 +53,21 @@ func (n *Node) Addr() string { return n.addr }
 // the node's latest Kill, and it keeps the connections of a paused node.
 func (n *Node) Pool() *redis.Pool { return n.pool }
 
+// NewPool returns a new pool over the node with the same settings as Pool
+// and connections of its own, which no other pool has used (or named); it
+// is closed when the test ends.
+func (n *Node) NewPool() *redis.Pool { return n.addPool() }
+
+// addPool returns a new pool over the node, dialing with opts, and closes
+// it with the node's other pools when the test ends.
+func (n *Node) addPool(opts ...redis.DialOption) *redis.Pool {
+	p := newPool(n.addr, n.lastKill, opts...)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pools = append(n.pools, p)
+	return p
+}
+
 // Backend returns "docker" or "process": where the node runs.
 func (n *Node) Backend() string { return n.be.name() }
 
