@@ -42,9 +42,10 @@ type round struct {
 	undone  sync.WaitGroup
 
 	// refused, when set before a successful decision, runs on every node
-	// that refused the request, over the same link after its answer (so
-	// after the request on that node), once the decision is published;
-	// only for rounds with an undo.
+	// that refused the request, or whose answer was lost after the
+	// request may have run (it may have queued the waiter), over the same
+	// link after its answer (so after the request on that node), once the
+	// decision is published; only for rounds with an undo.
 	refused undoOp
 
 	// late is the round's part in technique.late (won acquire rounds).
@@ -268,7 +269,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		switch {
 		case r.failed && a.mayHold:
 			after = undo
-		case !r.failed && a.vote == voteNo && r.refused != nil && !l.lost:
+		case !r.failed && r.refused != nil && (a.vote == voteNo && !l.lost || a.vote == voteFailed && a.mayHold):
+			// A refusal queued the waiter here, and so may a request
+			// whose answer was lost after it ran.
 			after = r.refused
 		case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 			// A release of the lease found nothing to delete here: it came

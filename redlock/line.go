@@ -50,9 +50,12 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
 }
 
 // leaveOn returns the step that takes the winner of an acquire round (a)
-// out of the line of a node that refused it, where the refusal queued it:
-// left there, it would keep that node for itself until it went stale. It
-// runs after the refusal's answer, so after the refusal on that node; a
+// out of the line of a node that refused it, where the refusal queued it
+// (or whose answer was lost after the request may have run, which may
+// have queued it): left there, it would keep that node for itself until
+// it went stale, and could be handed that node's copy of the lock, which
+// nobody would release. It runs after the node's answer, so after the
+// request on that node; a
 // copy of the lock a release handed to the waiter on that node since is
 // passed on. What it sends is built only when it runs: most rounds have
 // no refusal.

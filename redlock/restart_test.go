@@ -169,35 +169,50 @@ func (p *failOneGet) GetContext(ctx context.Context) (redis.Conn, error) {
 	return p.pool.GetContext(ctx)
 }
 
-// TestGuardCheckFailsAfterTheAcquireRan: the restart guard sends CLIENT
-// GETNAME and the acquire script together, and checks a connection it
-// finds new (INFO server, CLIENT SETNAME) after both replied. When that
-// check cannot even be sent (here node 0's pool fails it), the script has
-// run all the same: the SET it made must be taken back when the round
-// fails, not read as a command that was never sent and left until its
-// TTL (as killed connections once left it, in
-// TestSharedNodeConnectionKilled).
-func TestGuardCheckFailsAfterTheAcquireRan(t *testing.T) {
-	nodes := startNodes(t, 3)
-	// Another Locker loads the scripts, so that the EVALSHA runs at once;
-	// the one under test has connections of its own, which it finds new.
+// checkFailsOnNode0 returns a Locker over nodes whose restart guard
+// cannot check node 0's first connection: the guard sends CLIENT GETNAME
+// together with the first command, and checks a connection it finds new
+// (INFO server, CLIENT SETNAME) after both replied; node 0's pool then
+// fails the check's connection. The scripts are loaded first (by another
+// Locker), so that the first command runs at once.
+func checkFailsOnNode0(t *testing.T, nodes []*redistest.Node) *redlock.Locker {
+	t.Helper()
 	warm := newLocker(t, nodes, redlock.Config{NodeTimeout: patient})
 	if err := mustLock(t, warm, "warm").Unlock(context.Background()); err != nil {
 		t.Fatalf("Unlock(warm) = %v, want nil", err)
 	}
 	pools := poolsOf(nodes)
-	pools[0] = &failOneGet{pool: nodes[0].NewPool(), fail: 2} // the 1st lends the acquire's connection, the 2nd is the check's
+	// The 1st lends the command's connection, the 2nd is the check's.
+	pools[0] = &failOneGet{pool: nodes[0].NewPool(), fail: 2}
 	l, err := redlock.New(pools, redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: 30 * time.Second}})
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	locktest.CloseOnCleanup(t, l)
-	key := protocol.LockKey("lock:", "k")
-	for _, n := range nodes[1:] {
+	return l
+}
+
+// holdOn sets key to "someone else" on nodes, for 30 s.
+func holdOn(t *testing.T, nodes []*redistest.Node, key string) {
+	t.Helper()
+	for _, n := range nodes {
 		if _, err := n.Do("SET", key, "someone else", "PX", 30000); err != nil {
 			t.Fatalf("SET %s on %s = %v, want nil", key, n.Addr(), err)
 		}
 	}
+}
+
+// TestGuardCheckFailsAfterTheAcquireRan: when the restart guard's check
+// of a new connection cannot even be sent, the acquire script sent before
+// it has run all the same: the SET it made must be taken back when the
+// round fails, not read as a command that was never sent and left until
+// its TTL (as killed connections once left it, in
+// TestSharedNodeConnectionKilled).
+func TestGuardCheckFailsAfterTheAcquireRan(t *testing.T) {
+	nodes := startNodes(t, 3)
+	l := checkFailsOnNode0(t, nodes)
+	key := protocol.LockKey("lock:", "k")
+	holdOn(t, nodes[1:], key)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if lease, err := l.TryLock(ctx, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
@@ -205,4 +220,28 @@ func TestGuardCheckFailsAfterTheAcquireRan(t *testing.T) {
 	}
 	waitIdle(t, l)
 	wantValues(t, nodes, key, []string{"", "someone else", "someone else"})
+}
+
+// TestLostRefusalLeavesTheLine: a Lock whose round wins on nodes 1 and 2
+// while node 0, held by someone else, queued it in its line but the
+// answer was lost (here the restart guard's check failed after the
+// script ran) takes itself out of node 0's line, as it does where a
+// refusal came back: left there, it would head the line when the lock
+// is free, keep the lock from the others for up to LineListened and could
+// be handed node 0's copy, which nobody would release.
+func TestLostRefusalLeavesTheLine(t *testing.T) {
+	nodes := startNodes(t, 3)
+	l := checkFailsOnNode0(t, nodes)
+	key := protocol.LockKey("lock:", "k")
+	holdOn(t, nodes[:1], key)
+	lease := mustLock(t, l, "k")
+	waitIdle(t, l) // node 0's answer came (and the check failed) before the Unlock
+	if err := lease.Unlock(context.Background()); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
+	}
+	waitIdle(t, l)
+	line := protocol.KeysOf(key).Line
+	if n, err := redis.Int(nodes[0].Do("ZCARD", line)); err != nil || n != 0 {
+		t.Errorf("ZCARD %s on node 0 = %d, %v, want 0 (the winner left the line)", line, n, err)
+	}
 }
