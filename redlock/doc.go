@@ -353,7 +353,10 @@
 // GETNAME travels right before the lock command on the same connection
 // (engine.Pipeline.DoTwo), so the hot path stays one round trip per node. A connection without lockzoo's name
 // ("lockzoo-redlock") costs one extra round trip (INFO server and CLIENT
-// SETNAME). Every connection made after a restart is new, so a Locker that
+// SETNAME); the lock command has run by then, so a check that fails
+// counts as that command's lost reply: a failed round takes its SET back
+// there, and a won one takes the waiter out of that node's line. Every
+// connection made after a restart is new, so a Locker that
 // saw the node before cannot miss its restart. The guard is on by default;
 // Config.DisableRestartGuard switches it off. The release notices'
 // subscription connections come from the same pools but never carry lock
