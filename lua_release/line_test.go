@@ -3,6 +3,7 @@ package luarelease_test
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -80,6 +81,41 @@ func TestAbandonLeavesTheLine(t *testing.T) {
 	}
 	if _, err := l.TryLock(ctx, "k"); err != nil {
 		t.Errorf("TryLock() after the line emptied = %v, want nil", err)
+	}
+}
+
+// TestLostRefusalLeavesTheLine: a Lock whose only attempt ran, and so
+// joined the line, but lost its reply before its context ended leaves
+// the line as a refused waiter does: left there, it would hold the free
+// lock back from the others for up to LineStale.
+func TestLostRefusalLeavesTheLine(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	proxy := redistest.NewProxy(t, node.Addr())
+	ctx := context.Background()
+	// The holder's TryLock also caches the acquire script on the node, so
+	// that the reply dropped below is the waiter's attempt, not a NOSCRIPT.
+	holder, err := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute}).TryLock(ctx, "k")
+	if err != nil {
+		t.Fatalf("TryLock() = %v, want nil", err)
+	}
+	proxy.DropNextReplies(1)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond) // within the attempt's own bound (250 ms)
+	defer cancel()
+	waiter := newLocker(t, proxy.Pool(), strategy.Config{TTL: time.Minute})
+	if _, err := waiter.Lock(short, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Fatalf("Lock() = %v, want %v", err, strategy.ErrNotAcquired)
+	}
+	// The Abandon runs in the background (the node may be frozen); Close
+	// waits for it.
+	if err := waiter.(io.Closer).Close(); err != nil {
+		t.Fatalf("Close() = %v, want nil", err)
+	}
+	if n, err := redis.Int(node.Do("ZCARD", lineK)); err != nil || n != 0 {
+		t.Errorf("ZCARD line after the waiter whose reply was lost gave up = %d, %v; want 0", n, err)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock() = %v, want nil", err)
 	}
 }
 

@@ -54,7 +54,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 			}
 			staleQuorum := e.handedOff && e.off.try > 0 && w.tries.Load() > e.off.try
 			if e.handedOff && !staleQuorum {
-				s.queued = false // the hand-off took the waiter out of the line
+				s.queued, s.mayBeQueued = false, false // the hand-off took the waiter out of the line
 				return l.handedOff(ctx, s, e.off)
 			}
 			// A quorum hand-off that an attempt begun since took or found
@@ -88,12 +88,15 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 
 // waitState is what a Lock call keeps between its attempts.
 type waitState struct {
-	key         string  // as the caller named it
-	a           Attempt // the next attempt; Token set per attempt
-	refusedAt   time.Time
-	refusedTry  uint64 // the number of the attempt refused at refusedAt
-	queued      bool   // an attempt was refused, so the technique may have queued the waiter
-	lastFailure error  // the last error that was not "held by someone else"
+	key        string  // as the caller named it
+	a          Attempt // the next attempt; Token set per attempt
+	refusedAt  time.Time
+	refusedTry uint64 // the number of the attempt refused at refusedAt
+	queued     bool   // an attempt was refused, so the technique may have queued the waiter
+	// mayBeQueued: an attempt may have run without its reply (it is taken
+	// back), and its refusal may have queued the waiter.
+	mayBeQueued bool
+	lastFailure error // the last error that was not "held by someone else"
 	// won is the value of the lock the waiter's own attempt took: a
 	// local hand-off of that same lock (in the waiter's name, which the
 	// technique's acquire answers with too) is the waiter's lease, not a
@@ -120,13 +123,13 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	refused := errors.Is(err, strategy.ErrNotAcquired)
 	switch {
 	case err == nil:
-		s.queued = false // the technique took the waiter out of its line
+		s.queued, s.mayBeQueued = false, false // the technique took the waiter out of its line
 		if ls, ok := lease.(*Lease); ok {
 			s.won = ls.value
 		}
 		return lease, 0, nil
 	case errors.Is(err, fault.ErrCrashed):
-		s.queued = false // a client that died leaves its line entry to go stale
+		s.queued, s.mayBeQueued = false, false // a client that died leaves its line entry to go stale
 		return nil, 0, l.opError("lock", s.key, err)
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
@@ -136,6 +139,13 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
 		s.lastFailure = err
+	}
+	if !refused && !l.noTakeBack && outcomeUnknown(err) {
+		// The attempt may have run and been refused, which queued the
+		// waiter (attempt takes back a lock it may have taken): a Lock
+		// that gives up leaves the line then too (leave). redlock, which
+		// takes back its own attempts, keeps its lines itself.
+		s.mayBeQueued = true
 	}
 	if ctx.Err() != nil {
 		return nil, 0, l.gaveUp(s.key, ctx.Err(), s.lastFailure)
@@ -216,11 +226,18 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
-	if s.queued {
+	switch {
+	case s.queued:
 		l.abandon(ctx, s.a)
 		// Before it leaves the local line: a hand-off notice that comes
 		// after finds it here (passOn), one before reaches w.
 		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
+	case s.mayBeQueued:
+		// Only an attempt that lost its reply may have queued it, and its
+		// node may be frozen: Lock does not wait for the Abandon, and a
+		// hand-off notice that comes meanwhile finds it departed.
+		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
+		l.abandonLater(s.a)
 	}
 	off, handedOff, unsubscribe := l.lines.leave(s.a.Key, w, s.won)
 	if l.quorum != nil {
@@ -232,7 +249,7 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	// A lock handed to w that w did not take: by a local Unlock, or by a
 	// release in Redis after w's Abandon (which passes on what came
 	// before it, but may have failed). w gave up, so the lock is nobody's.
-	if handedOff && (off.local || s.queued) && off.value != s.won {
+	if handedOff && (off.local || s.queued || s.mayBeQueued) && off.value != s.won {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
@@ -254,6 +271,20 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	ab.Abandon(ctx, a)
+}
+
+// abandonLater is abandon in the background, on a fresh context bounded
+// by cleanupTimeout; the goroutine ends within it, and Close waits for it
+// (bg).
+func (l *Locker) abandonLater(a Attempt) {
+	if _, ok := l.tech.(Abandoner); !ok {
+		return
+	}
+	l.bg.Add(1)
+	go func() {
+		defer l.bg.Done()
+		l.abandon(context.Background(), a)
+	}()
 }
 
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
