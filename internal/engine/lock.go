@@ -119,6 +119,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		return nil, 0, err
 	}
 	sent := time.Now()
+	dead := ctx.Err() != nil // the attempt sends nothing
 	lease, err := l.attempt(ctx, s.key, s.a, sent)
 	refused := errors.Is(err, strategy.ErrNotAcquired)
 	switch {
@@ -140,7 +141,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		// that ctx ended, which the final error reports anyway.
 		s.lastFailure = err
 	}
-	if !refused && !l.noTakeBack && outcomeUnknown(err) {
+	if !refused && !dead && !l.noTakeBack && outcomeUnknown(err) && !errors.Is(err, ErrNotSent) {
 		// The attempt may have run and been refused, which queued the
 		// waiter (attempt takes back a lock it may have taken): a Lock
 		// that gives up leaves the line then too (leave). redlock, which
