@@ -119,6 +119,27 @@ func TestLostRefusalLeavesTheLine(t *testing.T) {
 	}
 }
 
+// TestPanickingConnectionsLeaveNoPanic: a Lock over a pool whose
+// connections panic fails every attempt with an outcome it cannot know,
+// so it leaves the line in the background as it gives up; that Abandon
+// meets the panicking connections too, and must not crash the process
+// from its goroutine (Close waits for it).
+func TestPanickingConnectionsLeaveNoPanic(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	pool := locktest.NewFaultyPool(node.Pool())
+	pool.Set(locktest.PoolPanics)
+	l := newLocker(t, pool, strategy.Config{TTL: time.Minute})
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := l.Lock(short, "k"); !errors.Is(err, strategy.ErrNotAcquired) {
+		t.Fatalf("Lock() over panicking connections = %v, want %v", err, strategy.ErrNotAcquired)
+	}
+	if err := l.(io.Closer).Close(); err != nil {
+		t.Fatalf("Close() = %v, want nil", err)
+	}
+}
+
 // waitInLine waits until the line holds n waiters.
 func waitInLine(t *testing.T, node *redistest.Node, line string, n int) {
 	t.Helper()

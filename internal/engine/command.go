@@ -35,13 +35,21 @@ func reply(v any, err error) (Reply, error) {
 // with nothing else under way (see Pipeline). It returns the replies, and
 // the connection's failure when they did not come (wrapping ErrNotSent
 // when the pool gave no connection; wrapping ctx.Err() too when ctx ended,
-// as WithConn does).
+// as WithConn does; wrapping ErrPanicked for a panic in the pool or the
+// connection).
 func (p *Pipeline) doAlone(ctx context.Context, first, second Command) (r1, r2 Reply, err error) {
+	defer func() {
+		// A panic in the pool or the connection (a Pool of the user's),
+		// as on the shared connection (write, receive).
+		if v := recover(); v != nil {
+			r1, r2, err = Reply{}, Reply{}, fmt.Errorf("%w: %v", ErrPanicked, v)
+		}
+	}()
 	c, err := Conn(ctx, p.pool)
 	if err != nil {
 		return r1, r2, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
-	defer c.Close()
+	defer CloseQuietly(c)
 	switch {
 	case second.Name != "":
 		r1, r2, err = p.doTwoOn(ctx, c, first, second)

@@ -63,12 +63,20 @@ func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
 // When ctx ended before the call finished, the error wraps ctx.Err() too:
 // the read deadline redigo derives from ctx can fire a moment before ctx
 // reports done, and callers match on ctx.Err().
-func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) error {
+//
+// A panic in the pool or the connection (a Pool of the user's) is
+// returned as an error wrapping ErrPanicked.
+func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%w: %v", ErrPanicked, v)
+		}
+	}()
 	conn, err := Conn(ctx, pool)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer CloseQuietly(conn)
 	return withCtxErr(ctx, fn(conn))
 }
 

@@ -276,7 +276,9 @@ func (l *Locker) abandon(ctx context.Context, a Attempt) {
 
 // abandonLater is abandon in the background, on a fresh context bounded
 // by cleanupTimeout; the goroutine ends within it, and Close waits for it
-// (bg).
+// (bg). A panic in the pool or the connection (a Pool of the user's) is
+// dropped: the Abandon is best effort, and a waiter left in the line goes
+// stale.
 func (l *Locker) abandonLater(a Attempt) {
 	if _, ok := l.tech.(Abandoner); !ok {
 		return
@@ -284,6 +286,7 @@ func (l *Locker) abandonLater(a Attempt) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
+		defer func() { _ = recover() }()
 		l.abandon(context.Background(), a)
 	}()
 }
