@@ -120,11 +120,27 @@ func connectionsReceived(t testing.TB, node *redistest.Node) int64 {
 // call fail with an error, never panic, whether it serves the acquire or
 // only the release.
 func testNilConnPool(t *testing.T, f Factory, node *redistest.Node) {
+	testBadPool(t, f, node, PoolNilConn, "a pool that returns no connection")
+}
+
+// testPanickingConns: a Pool whose connections panic in every method (a
+// user's broken connection type) makes every call fail with an error,
+// never panic, in the caller's goroutine or in the Locker's own (a
+// background take-back or Abandon: a panic there would end the test
+// binary).
+func testPanickingConns(t *testing.T, f Factory, node *redistest.Node) {
+	testBadPool(t, f, node, PoolPanics, "a pool whose connections panic")
+}
+
+// testBadPool: once pool does fault, TryLock, Lock, Extend and Unlock
+// fail with an error, never panic; once it is healthy again, the lease
+// taken before still unlocks.
+func testBadPool(t *testing.T, f Factory, node *redistest.Node, fault PoolFault, what string) {
 	ctx := context.Background()
 	pool := NewFaultyPool(node.Pool())
 	l := MustNew(t, f, pool, strategy.Config{TTL: 10 * time.Second})
 	lease := mustLock(t, l, "held")
-	pool.Set(PoolNilConn)
+	pool.Set(fault)
 	calls := []struct {
 		name string
 		call func(ctx context.Context) error
@@ -144,15 +160,15 @@ func testNilConnPool(t *testing.T, f Factory, node *redistest.Node) {
 		t.Run(c.name, func(t *testing.T) {
 			err := noPanic(t, c.name, func() error { return c.call(ctx) })
 			if c.name == "Extend" && !extends(l.Properties()) {
-				checkExtendUnsupported(t, "Extend() over a pool that returns no connection", err)
+				checkExtendUnsupported(t, "Extend() over "+what, err)
 				return
 			}
 			if err == nil || errors.Is(err, strategy.ErrNotHeld) || (c.want == nil && errors.Is(err, strategy.ErrNotAcquired)) {
-				t.Errorf("%s() over a pool that returns no connection = %v, want a Redis failure", c.name, err)
+				t.Errorf("%s() over %s = %v, want a Redis failure", c.name, what, err)
 			}
 			for _, want := range c.want {
 				if !errors.Is(err, want) {
-					t.Errorf("%s() over a pool that returns no connection = %v, want %v", c.name, err, want)
+					t.Errorf("%s() over %s = %v, want %v", c.name, what, err, want)
 				}
 			}
 		})

@@ -47,6 +47,7 @@ func Conformance(t *testing.T, f Factory) {
 		{"dead-context", testDeadContext},
 		{"shared-token", testSharedToken},
 		{"nil-conn-pool", testNilConnPool},
+		{"panicking-conns", testPanickingConns},
 		{"bare-conns", testBareConns},
 		{"lost-acquire-reply", testLostAcquireReply},
 		{"reply-blip", testReplyBlip},
