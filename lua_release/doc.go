@@ -91,15 +91,15 @@
 // The acquire and release scripts of a Locker's concurrent calls share
 // one connection (engine.Pipeline): a call made while another is under
 // way writes its script there, together with those the other calls
-// queued meanwhile, and one reader hands out the replies in order. Unlike
-// redlock's, its writer does not yield the processor before it writes: a
-// yield would batch more scripts per write in an idle process, but in one
-// whose CPU-bound goroutines keep the processors busy it waits behind them
-// (engine's BenchmarkPipeline: a call's p50 54 µs without the yield, 40 ms
-// with it; this package's BenchmarkLockUnlockBusyCPU measures the lock
-// so). Redis and the client then each read many scripts
-// per system call instead of one: under load those system calls are most
-// of what a lock costs them. A call with nothing else under way goes
+// queued meanwhile, and one reader hands out the replies in order. Redis
+// and the client then each read many scripts per system call instead of
+// one: under load those system calls are most of what a lock costs them.
+// Unlike redlock's, the writer does not yield the processor before it
+// writes: a yield would batch more scripts per write in an idle process,
+// but in one whose CPU-bound goroutines keep the processors busy it waits
+// behind them (engine's BenchmarkPipeline: a call's p50 54 µs without the
+// yield, 40 ms with it; this package's BenchmarkLockUnlockBusyCPU measures
+// the lock so). A call with nothing else under way goes
 // alone on a connection of its own, and so does one that finds
 // engine.MaxInFlight scripts awaiting their replies. Each call stays
 // bounded by its own ctx: it returns when ctx ends, and its reply is
