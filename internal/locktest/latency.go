@@ -3,12 +3,12 @@ package locktest
 import (
 	"context"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -45,8 +45,7 @@ func (r *Latencies) Report(b *testing.B) {
 	if len(r.d) == 0 {
 		return
 	}
-	slices.Sort(r.d)
-	at := func(q float64) float64 { return float64(r.d[int(q*float64(len(r.d)-1))].Microseconds()) }
+	at := func(q float64) float64 { return float64(bench.Percentile(r.d, q).Microseconds()) }
 	b.ReportMetric(at(0.50), "p50-µs")
 	b.ReportMetric(at(0.99), "p99-µs")
 	b.ReportMetric(float64(r.peak.Load()), "peak-goroutines")

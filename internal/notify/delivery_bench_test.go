@@ -1,10 +1,10 @@
 package notify_test
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/notify"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -67,8 +67,7 @@ func BenchmarkNoticeDelivery(b *testing.B) {
 // returns the p50.
 func report(b *testing.B, name string, d []time.Duration) time.Duration {
 	b.Helper()
-	slices.Sort(d)
-	p50, p99 := d[(len(d)-1)/2], d[(len(d)-1)*99/100]
+	p50, p99 := bench.Percentile(d, 0.50), bench.Percentile(d, 0.99)
 	b.ReportMetric(float64(p50.Microseconds()), name+"-p50-µs")
 	b.ReportMetric(float64(p99.Microseconds()), name+"-p99-µs")
 	return p50
