@@ -104,6 +104,7 @@ func BenchmarkRawScripts(b *testing.B) {
 	node := redistest.Start(b, 1)[0]
 	pool := node.Pool()
 	acquire, release := luarelease.Scripts()
+	defer locktest.ReportRedisCPU(b, node)()
 	locktest.BenchParallel(b, func(ctx context.Context, key string) error {
 		c, err := pool.GetContext(ctx)
 		if err != nil {
