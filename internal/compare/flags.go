@@ -51,7 +51,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
 		crowds = fs.String("contenders", "8,32,128", "comma-separated numbers of contenders, each with a Locker of its own, for the many-contenders rows of CONTENDED (\"none\" for none)")
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
-		rounds = fs.Int("rounds", 1, fmt.Sprintf("`N` interleaved rounds of the uncontended measurement, 1 to %d: each further round measures the raw ceiling, then every technique, on fresh nodes, and SPEED shows medians and each row's per-round ratio to raw, which a machine whose speed drifts during the run skews less", maxRounds))
+		rounds = fs.Int("rounds", 1, fmt.Sprintf("`N` interleaved rounds of the uncontended measurement, 1 to %d: each further round measures the raw ceiling and then a technique, for every technique, on fresh nodes, and SPEED shows medians and each row's per-round ratio to raw, which a machine whose speed drifts during the run skews less", maxRounds))
 		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)
 	fs.Usage = func() {

@@ -112,8 +112,8 @@ func newHTMLView(rep *Report) htmlView {
 	}
 	if rep.hasRounds() {
 		v.SpeedNote = fmt.Sprintf("%d goroutines, each locking and unlocking its own key for %v. The figures are the medians of %d interleaved rounds: round 1 is the run's own measurement, against the faster of the ceilings measured at the run's start and end (%s ops/s), "+
-			"and each further round measures the ceiling again (%s ops/s) and then every technique, each on fresh nodes, one right after the other. "+
-			"A row's share of raw is the median of its ratios to the ceiling of the same round, so that the machine's speed drifting during the run moves a row and its ceiling together; min–max is that ratio's least and greatest. "+
+			"and each further round measures, for every technique, the ceiling (%s ops/s) and then the technique, each on fresh nodes, one right after the other. "+
+			"A row's share of raw is the median of its ratios to the ceiling measured just before it, so that the machine's speed drifting during the run moves a row and its ceiling together; min–max is that ratio's least and greatest. "+
 			"The dashed line is the median of the ceiling, %s on one node: the most a single-node technique that checks the owner on release could do. Round trips are counted on the connections, per Lock and per Unlock.",
 			st.Workers, st.Bench, rep.Settings.Rounds, rawRunsText(rep.Raw), rawRoundsText(rep.Raw), RawName)
 	}

@@ -14,10 +14,11 @@ import (
 // or the raw ceiling, with the ceiling of the same round. With -rounds N,
 // round 1 is what the run measured anyway (each technique's uncontended
 // step, against the faster of the ceilings of the run's start and end),
-// and rounds 2 to N each measure the ceiling and then every technique in
-// row order, each on fresh nodes, one right after the other: a row's ratio
-// to raw is taken within a round, where the machine's speed has had little
-// time to drift, instead of against a ceiling measured minutes away.
+// and rounds 2 to N each measure, for every technique in row order, the
+// ceiling and then the technique, each on fresh nodes, one right after
+// the other: a row's ratio to raw is taken against a ceiling measured just
+// before it, where the machine's speed has had little time to drift,
+// instead of against one measured minutes away.
 type RoundSpeed struct {
 	Round int         `json:"round"` // 1 to N
 	Speed bench.Speed `json:"speed"`
@@ -46,32 +47,21 @@ func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Wri
 		}
 	}
 	for round := 2; round <= cfg.rounds && ctx.Err() == nil; round++ {
-		fmt.Fprintf(progress, "round %d of %d: uncontended, the ceiling and then each technique on fresh nodes\n", round, cfg.rounds)
+		fmt.Fprintf(progress, "round %d of %d: uncontended, the ceiling and then a technique, for each technique, on fresh nodes\n", round, cfg.rounds)
 		measureRound(ctx, cfg, rep, round, progress)
 	}
 }
 
-// measureRound measures one round: the ceiling, then every technique of
-// rep in row order.
+// measureRound measures one round: for every technique of rep, in row
+// order, the ceiling and then the technique, one right after the other,
+// so that each row's ratio is taken against a ceiling measured seconds
+// before it, not one measured before every row ahead of it.
 func measureRound(ctx context.Context, cfg config, rep *Report, round int, progress io.Writer) {
-	var ceiling float64
-	speed, cost, _, err := measureRaw(ctx, cfg)
-	if err != nil {
-		e := fmt.Sprintf("round %d: uncontended: %v", round, err)
-		if rep.Raw.Error != "" {
-			e = rep.Raw.Error + "; " + e
-		}
-		rep.Raw.Error = e
-		fmt.Fprintf(progress, "  %-24s failed: %v\n", RawName, err)
-	} else {
-		ceiling = speed.OpsPerSec
-		rep.Raw.Rounds = append(rep.Raw.Rounds, RoundSpeed{Round: round, Speed: speed, Cost: cost, RawOpsPerSec: ceiling})
-		fmt.Fprintf(progress, "  %-24s %s\n", RawName, speedText(speed, cost))
-	}
 	for i := range rep.Techniques {
 		if ctx.Err() != nil {
 			return
 		}
+		ceiling := measureCeiling(ctx, cfg, rep, round, progress)
 		t := &rep.Techniques[i]
 		speed, cost, err := measureUncontended(ctx, cfg, cfg.techniques[i], t.Nodes)
 		if err != nil {
@@ -86,6 +76,25 @@ func measureRound(ctx context.Context, cfg config, rep *Report, round int, progr
 		}
 		fmt.Fprintf(progress, "  %-24s %s%s\n", t.Name, speedText(speed, cost), share)
 	}
+}
+
+// measureCeiling measures the ceiling in round, appending it to
+// rep.Raw.Rounds, and returns its ops/s; on failure it records the error
+// in rep.Raw.Error and returns 0.
+func measureCeiling(ctx context.Context, cfg config, rep *Report, round int, progress io.Writer) float64 {
+	speed, cost, _, err := measureRaw(ctx, cfg)
+	if err != nil {
+		e := fmt.Sprintf("round %d: uncontended: %v", round, err)
+		if rep.Raw.Error != "" {
+			e = rep.Raw.Error + "; " + e
+		}
+		rep.Raw.Error = e
+		fmt.Fprintf(progress, "  %-24s failed: %v\n", RawName, err)
+		return 0
+	}
+	rep.Raw.Rounds = append(rep.Raw.Rounds, RoundSpeed{Round: round, Speed: speed, Cost: cost, RawOpsPerSec: speed.OpsPerSec})
+	fmt.Fprintf(progress, "  %-24s %s\n", RawName, speedText(speed, cost))
+	return speed.OpsPerSec
 }
 
 // measureUncontended measures target uncontended, and its cost, on n

@@ -14,17 +14,19 @@ var spreadCell = regexp.MustCompile(`\(\d+–\d+\)`)
 
 // TestRounds runs a small comparison, one single-node technique and one
 // multi-node one, with -rounds 2 and with the default: with rounds the
-// JSON holds two samples per row, round 1's the technique's own Speed,
-// each against its round's ceiling, the SPEED table says how its figures
+// JSON holds two samples per technique, round 1's the technique's own
+// Speed, round 2's against the ceiling measured right before it (so the
+// ceiling has three samples: round 1's and one per technique), the SPEED table says how its figures
 // were taken and shows every row's spread, and stderr follows round 2;
 // with the default there are no samples and no spread column.
 func TestRounds(t *testing.T) {
 	tests := []struct {
-		rounds string
-		want   int // samples per row
+		rounds  string
+		want    int // samples per technique
+		wantRaw int // samples of the ceiling
 	}{
-		{"2", 2},
-		{"1", 0},
+		{"2", 2, 3},
+		{"1", 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run("rounds "+tt.rounds, func(t *testing.T) {
@@ -36,10 +38,10 @@ func TestRounds(t *testing.T) {
 				t.Fatalf("run() = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitOK, stdout, stderr)
 			}
 			rep := readReport(t, jsonPath)
-			if got := len(rep.Raw.Rounds); got != tt.want {
-				t.Errorf("raw ceiling has %d round samples, want %d", got, tt.want)
+			if got := len(rep.Raw.Rounds); got != tt.wantRaw {
+				t.Errorf("raw ceiling has %d round samples, want %d", got, tt.wantRaw)
 			}
-			for _, tech := range rep.Techniques {
+			for i, tech := range rep.Techniques {
 				if got := len(tech.SpeedRounds); got != tt.want {
 					t.Errorf("%s has %d round samples, want %d", tech.Name, got, tt.want)
 					continue
@@ -51,6 +53,12 @@ func TestRounds(t *testing.T) {
 				}
 				if tt.want > 0 && (tech.Speed == nil || tech.SpeedRounds[0].Speed != *tech.Speed) {
 					t.Errorf("%s round 1 = %+v, want its uncontended step's %+v", tech.Name, tech.SpeedRounds[0].Speed, tech.Speed)
+				}
+				if tt.want > 1 && len(rep.Raw.Rounds) == tt.wantRaw {
+					before := rep.Raw.Rounds[1+i]
+					if got := tech.SpeedRounds[1].RawOpsPerSec; before.Round != 2 || got != before.Speed.OpsPerSec {
+						t.Errorf("%s round 2 is against a ceiling of %v ops/s, want the one measured right before it: %+v", tech.Name, got, before)
+					}
 				}
 			}
 			speed := speedTable(t, stdout)

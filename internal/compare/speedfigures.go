@@ -130,5 +130,5 @@ func (f speedFigures) spreadText() string {
 // roundsNote says how the rounds' figures were taken, for the SPEED
 // table's head.
 func roundsNote(st Settings) string {
-	return fmt.Sprintf("median of %d interleaved rounds (round 1: the run's own; each further round: raw, then every technique, on fresh nodes); of raw: per-round ratio, min–max in brackets", st.Rounds)
+	return fmt.Sprintf("median of %d interleaved rounds (round 1: the run's own; each further round: raw right before each technique, all on fresh nodes); of raw: per-round ratio, min–max in brackets", st.Rounds)
 }

@@ -132,7 +132,7 @@ func TestSpeedTableRounds(t *testing.T) {
 	locktest.NoLeaks(t)
 	rep := roundsReport()
 	out := speedTables(t, rep)
-	for _, want := range []string{roundsNote(rep.Settings), "(18000, 20000 ops/s; the faster is round 1's) and first in every further round (10000, 16000)", "of raw  min–max  pair p50"} {
+	for _, want := range []string{roundsNote(rep.Settings), "(18000, 20000 ops/s; the faster is round 1's) and before each row in every further round (10000, 16000)", "of raw  min–max  pair p50"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("SPEED table lacks %q:\n%s", want, out)
 		}

@@ -115,7 +115,7 @@ func writeSpeed(w io.Writer, rep *Report) {
 		st.Workers, st.Bench)
 	if rounds {
 		fmt.Fprintf(w, "       %s\n", roundsNote(st))
-		fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s; the faster is round 1's) and first in every further round (%s)\n", rawRunsText(rep.Raw), rawRoundsText(rep.Raw))
+		fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s; the faster is round 1's) and before each row in every further round (%s)\n", rawRunsText(rep.Raw), rawRoundsText(rep.Raw))
 	} else {
 		fmt.Fprintf(w, "       raw: the ceiling, measured at the start and at the end of the run (%s ops/s); the faster is shown\n", rawRunsText(rep.Raw))
 	}
@@ -272,7 +272,8 @@ func rawRunsText(r Raw) string {
 	return strings.Join(parts, ", ")
 }
 
-// rawRoundsText lists the ceiling's measurements in rounds 2 and on:
+// rawRoundsText lists the ceiling's measurements in rounds 2 and on, one
+// before each row of each round:
 // "20832, 19950"; "none" when none succeeded.
 func rawRoundsText(r Raw) string {
 	var parts []string
