@@ -37,6 +37,18 @@ type Settings struct {
 	// per row, in interleaved rounds (see RoundSpeed). 0 for the default,
 	// the one measurement of each row's steps.
 	Rounds int `json:"rounds,omitempty"`
+	// Bound is -bound, the longest each measurement may run; 0 in a
+	// report written before the flag existed, which ran with defaultBound.
+	Bound time.Duration `json:"bound_ns,omitempty"`
+}
+
+// bound is the bound st's measurements ran with: Bound, or defaultBound
+// when the report does not say.
+func (st Settings) bound() time.Duration {
+	if st.Bound > 0 {
+		return st.Bound
+	}
+	return defaultBound
 }
 
 // Technique is one technique's verdicts and measurements. A measurement
@@ -134,6 +146,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 		Settings: Settings{
 			Addrs: cfg.addrs, Bench: cfg.bench, Workers: cfg.workers,
 			Workload: cfg.workload, Pairs: cfg.pairs, Crowds: cfg.crowds,
+			Bound: cfg.bound,
 		},
 	}
 	if cfg.rounds > 1 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -48,9 +49,9 @@ func (m *measurer) crowdStep(n int) step {
 			return "", err
 		}
 		c, err := bench.ContendedApart(ctx, lockers, w)
-		if why, ok := unfinished(err); ok {
+		if why, ok := unfinished(err, m.cfg.bound); ok {
 			m.t.Crowds = append(m.t.Crowds, Crowd{Contenders: n, Unfinished: why})
-			return unfinishedText(), nil
+			return unfinishedText(m.cfg.bound), nil
 		}
 		if err != nil {
 			return "", err
@@ -70,19 +71,19 @@ func (m *measurer) crowdStep(n int) step {
 
 // unfinished reports whether err is a contended run's Lock giving up when
 // the measurement's bound ended, and says so: the technique did not finish
-// its sections within measureBound, a result it earned rather than a
+// its sections within bound (-bound), a result it earned rather than a
 // failed measurement.
-func unfinished(err error) (string, bool) {
+func unfinished(err error, bound time.Duration) (string, bool) {
 	if errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Sprintf("did not finish within %v: %v", measureBound, err), true
+		return fmt.Sprintf("did not finish within %v: %v", bound, err), true
 	}
 	return "", false
 }
 
 // unfinishedText is the progress line of a contended run that did not
-// finish (unfinished), and its note under the CONTENDED table.
-func unfinishedText() string {
-	return fmt.Sprintf("did not finish within %v (a Lock gave up at the bound)", measureBound)
+// finish within bound (unfinished), and its note under the CONTENDED table.
+func unfinishedText(bound time.Duration) string {
+	return fmt.Sprintf("did not finish within %v (a Lock gave up at the bound)", bound)
 }
 
 // unfinishedNotes are the lines that say which of rep's contended runs,
@@ -92,7 +93,7 @@ func unfinishedNotes(rep *Report) []string {
 	for _, t := range rep.Techniques {
 		for _, u := range []struct{ kind, why string }{{"apart", t.ApartUnfinished}, {"shared", t.SharedUnfinished}} {
 			if u.why != "" {
-				notes = append(notes, fmt.Sprintf("%s: contended %s %s", t.Name, u.kind, unfinishedText()))
+				notes = append(notes, fmt.Sprintf("%s: contended %s %s", t.Name, u.kind, unfinishedText(rep.Settings.bound())))
 			}
 		}
 	}
@@ -114,7 +115,7 @@ func writeCrowds(w io.Writer, rep *Report) {
 			if c.Unfinished != "" {
 				// The text after the last tab is no column's cell, so it
 				// does not widen the util column.
-				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\n", t.Name, c.Contenders, measureBound)
+				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\n", t.Name, c.Contenders, rep.Settings.bound())
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, c.Contenders, strings.Join(c.fields(), "\t"))
@@ -148,7 +149,7 @@ func crowdSection(rep *Report) (string, []cell, []row) {
 		for _, c := range t.Crowds {
 			cells := []cell{{Class: "name", Text: t.Name}, num(fmt.Sprint(c.Contenders))}
 			if c.Unfinished != "" {
-				cells = append(cells, cell{Text: fmt.Sprintf("did not finish within %v", measureBound)})
+				cells = append(cells, cell{Text: fmt.Sprintf("did not finish within %v", rep.Settings.bound())})
 				rows = append(rows, row{Cells: cells})
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -57,12 +58,12 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 // is not one of the run's problems; a run that gave up for another reason
 // is not taken for one.
 func TestUnfinishedContentionIsAResult(t *testing.T) {
-	why, ok := unfinished(fmt.Errorf("Lock: %w: %w", strategy.ErrNotAcquired, context.DeadlineExceeded))
+	why, ok := unfinished(fmt.Errorf("Lock: %w: %w", strategy.ErrNotAcquired, context.DeadlineExceeded), defaultBound)
 	if !ok || !strings.HasPrefix(why, "did not finish within 2m0s: ") {
 		t.Errorf("unfinished(not acquired at the deadline) = %q, %v; want \"did not finish within 2m0s: ...\", true", why, ok)
 	}
 	for _, err := range []error{nil, context.DeadlineExceeded, strategy.ErrNotAcquired, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, context.Canceled)} {
-		if why, ok := unfinished(err); ok {
+		if why, ok := unfinished(err, defaultBound); ok {
 			t.Errorf("unfinished(%v) = %q, true; want false: only a Lock that gave up at the bound is unfinished", err, why)
 		}
 	}
@@ -84,6 +85,34 @@ func TestUnfinishedContentionIsAResult(t *testing.T) {
 	}
 	if p := rep.Problems(); len(p) != 0 {
 		t.Errorf("Problems() = %q, want none: an unfinished contended run is a result", p)
+	}
+}
+
+// TestUnfinishedNamesTheBound: a report that ran with -bound says that
+// bound where a run did not finish, in the crowd rows and the notes under
+// CONTENDED; one that does not say (written before -bound) names the
+// default.
+func TestUnfinishedNamesTheBound(t *testing.T) {
+	tests := []struct {
+		bound time.Duration
+		want  string
+	}{
+		{20 * time.Second, "did not finish within 20s"},
+		{0, "did not finish within 2m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			why, _ := unfinished(fmt.Errorf("%w: %w", strategy.ErrNotAcquired, context.DeadlineExceeded), Settings{Bound: tt.bound}.bound())
+			rep := &Report{Settings: Settings{Crowds: []int{8}, Workload: bench.DefaultWorkload(), Bound: tt.bound}, Techniques: []Technique{{
+				Name:            "slowpeer",
+				Crowds:          []Crowd{{Contenders: 8, Unfinished: why}},
+				ApartUnfinished: why,
+			}}}
+			var b bytes.Buffer
+			writeCrowds(&b, rep)
+			writeContention(&b, rep)
+			wantFields(t, "writeCrowds() and writeContention()", b.String(), "slowpeer  8  "+tt.want, "slowpeer: contended apart "+tt.want)
+		})
 	}
 }
 

@@ -30,6 +30,8 @@ func TestBadFlags(t *testing.T) {
 		{"negative rounds", []string{"-rounds", "-3"}, exitUsage, "-rounds -3: want 1 to 20"},
 		{"too many rounds", []string{"-rounds", "21"}, exitUsage, "-rounds 21: want 1 to 20"},
 		{"rounds not a number", []string{"-rounds", "three"}, exitUsage, "-rounds"},
+		{"zero bound", []string{"-bound", "0s"}, exitUsage, "-bound 0s: want a positive duration"},
+		{"negative bound", []string{"-bound", "-1s"}, exitUsage, "-bound -1s: want a positive duration"},
 		{"stray argument", []string{"now"}, exitUsage, "unexpected arguments"},
 		{"unknown flag", []string{"-fast"}, exitUsage, "-fast"},
 		{"trace without a scenario", []string{"-trace", "getset_timestamp/method1"}, exitUsage, "is not TECHNIQUE/SCENARIO"},

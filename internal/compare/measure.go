@@ -16,9 +16,9 @@ import (
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
-// measureBound caps each measurement, so that a technique that stops
-// handing its lock over cannot hang the run.
-const measureBound = 2 * time.Minute
+// defaultBound is -bound's default: it caps each measurement, so that a
+// technique that stops handing its lock over cannot hang the run.
+const defaultBound = 2 * time.Minute
 
 // waitBound caps the wait for a Locker's background calls before its nodes
 // are torn down.
@@ -78,7 +78,7 @@ func measureRaw(ctx context.Context, cfg config) (bench.Speed, *Cost, string, er
 	runErr := d.Run(func() {
 		ns := startNodes(d, cfg, 1)
 		backend = ns.backend
-		ctx, cancel := context.WithTimeout(ctx, measureBound)
+		ctx, cancel := context.WithTimeout(ctx, cfg.bound)
 		defer cancel()
 		speed, cost, err = withCost(ctx, ns.pools, func() (bench.Speed, error) {
 			return bench.Raw(ctx, ns.pools[0], cfg.workers, cfg.bench)
@@ -112,7 +112,7 @@ func measureTechnique(ctx context.Context, cfg config, target strategytest.Targe
 			if ctx.Err() != nil {
 				return
 			}
-			sctx, cancel := context.WithTimeout(ctx, measureBound)
+			sctx, cancel := context.WithTimeout(ctx, cfg.bound)
 			line, err := s.run(sctx)
 			cancel()
 			if err != nil {
@@ -188,9 +188,9 @@ func (m *measurer) steps(l strategy.Locker) []step {
 				}
 			}
 			c, err := bench.ContendedApart(ctx, apart, cfg.workload)
-			if why, ok := unfinished(err); ok {
+			if why, ok := unfinished(err, cfg.bound); ok {
 				t.ApartUnfinished = why
-				return unfinishedText(), nil
+				return unfinishedText(cfg.bound), nil
 			}
 			if err != nil {
 				return "", err
@@ -200,9 +200,9 @@ func (m *measurer) steps(l strategy.Locker) []step {
 		}},
 		{"contended shared", func(ctx context.Context) (string, error) {
 			c, err := bench.Contended(ctx, l, cfg.workload)
-			if why, ok := unfinished(err); ok {
+			if why, ok := unfinished(err, cfg.bound); ok {
 				t.SharedUnfinished = why
-				return unfinishedText(), nil
+				return unfinishedText(cfg.bound), nil
 			}
 			if err != nil {
 				return "", err

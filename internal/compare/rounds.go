@@ -115,7 +115,7 @@ func measureUncontended(ctx context.Context, cfg config, target strategytest.Tar
 			err = fmt.Errorf("build: %w", buildErr)
 			return
 		}
-		ctx, cancel := context.WithTimeout(ctx, measureBound)
+		ctx, cancel := context.WithTimeout(ctx, cfg.bound)
 		defer cancel()
 		if speed, cost, err = m.uncontended(ctx, l); err != nil {
 			err = fmt.Errorf("uncontended: %w", err)
