@@ -92,6 +92,6 @@ end
 if not member then
 	return {0, redis.call("PTTL", lock)}
 end
-L.join(line, seen, nowU, member, now, LISTENED, true)
+L.join(line, seen, nowU, member, now, LISTENED)
 local listened = redis.call("PUBSUB", "NUMSUB", lock .. ":notice:" .. ARGV[3])[2] > 0 and 1 or 0
 return {0, redis.call("PTTL", lock), listened}

@@ -180,16 +180,18 @@ end
 local L = waitLine()
 local member = L.member(ttl, locker, me)
 local now = L.nowMs()
--- The lock goes to the earliest ticket among the live waiters and us
--- (liveHead drops the dead heads first).
-local head, _, _, order = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
-local first = head == nil or head == member or ticket < order or (ticket == order and member < head)
-if first and not v then
-	local won = take()
-	if not (won and won.err) then
-		L.leave(line, seen, member)
+-- A free lock goes to the earliest ticket among the live waiters and us
+-- (liveHead drops the dead heads first); a held one to nobody, so the
+-- line is not read for it (the release that frees it reads it).
+if not v then
+	local head, _, _, order = L.liveHead(line, seen, now, STALE, LISTENED, lock .. ":notice")
+	if head == nil or head == member or ticket < order or (ticket == order and member < head) then
+		local won = take()
+		if not (won and won.err) then
+			L.leave(line, seen, member)
+		end
+		return won
 	end
-	return won
 end
 if waits then
 	L.join(line, seen, ticket, member, now, LISTENED)

@@ -141,13 +141,13 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 // TestListeningWaiterSleeps: a waiter in another Locker, whose Retry waits
 // an hour, listens on every node while the holder keeps the lock for 2 ×
 // LineListened: every node saw its Locker listening, so it attempts about
-// once per LineListened/2 to keep its place (each attempt ends with PTTL
-// on every node), not once per LineStale/2, and the release still wakes
+// once per LineListened/2 to keep its place (each attempt asks every node
+// whether its Locker listens: one PUBSUB NUMSUB), not once per LineStale/2, and the release still wakes
 // it at once.
 func TestListeningWaiterSleeps(t *testing.T) {
 	ctx := context.Background()
 	nodes, a, done := waitBehind(t, 3)
-	waitCalls(t, nodes, "pttl", 2) // the attempts before and just after it subscribed
+	waitCalls(t, nodes, "pubsub|numsub", 2) // the attempts before and just after it subscribed
 	time.Sleep(redlock.LineStale / 2)
 	resetStats(t, nodes)
 	hold := 2 * redlock.LineListened
@@ -156,7 +156,7 @@ func TestListeningWaiterSleeps(t *testing.T) {
 	// timer that fired early; one per LineStale/2 would be 16.
 	most := int(hold/(redlock.LineListened/2)) + 1
 	for i, n := range nodes {
-		if got := calls(t, n, "pttl"); got > most {
+		if got := calls(t, n, "pubsub|numsub"); got > most {
 			t.Errorf("node %d: waiter made %d attempts in %v while listening, want at most %d (one per LineListened/2)", i, got, hold, most)
 		}
 	}
@@ -231,9 +231,10 @@ func TestLocksWhileSubscribed(t *testing.T) {
 	done := lockAsync(l, "k", time.Minute)
 	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
 	// The waiter's two attempts (one before it subscribed, one just after)
-	// have run on every node, each ending with PTTL; it now sleeps until a
-	// notice, or LineStale/2 (it keeps its place in line).
-	waitCalls(t, nodes, "pttl", 2)
+	// have run on every node, each refusal asking whether its Locker
+	// listens (PUBSUB NUMSUB); it now sleeps until a notice, or
+	// LineStale/2 (it keeps its place in line).
+	waitCalls(t, nodes, "pubsub|numsub", 2)
 	waitIdle(t, l)
 	alignFences(t, nodes, "other") // no write-back round: only the acquire and release scripts run
 	resetStats(t, nodes)
@@ -250,8 +251,9 @@ func TestLocksWhileSubscribed(t *testing.T) {
 	waitIdle(t, l)
 	for i, n := range nodes {
 		// The waiter attempts every LineStale/2 to keep its place in line;
-		// each of its attempts ends with PTTL (the pairs' scripts never do).
-		c := callsOf(t, n, "pttl", "evalsha", "client|getname")
+		// each of its refusals runs PUBSUB NUMSUB (the pairs' scripts, with
+		// no line to serve, never do).
+		c := callsOf(t, n, "pubsub|numsub", "evalsha", "client|getname")
 		kept := c[0]
 		if got, want := c[1], 2*pairs+kept; got != want {
 			t.Errorf("EVALSHA calls on node %d = %d, want %d (an acquire and a release per pair, and %d waiter attempts)", i, got, want, kept)
