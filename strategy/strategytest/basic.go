@@ -86,7 +86,10 @@ func mutualExclusion(ctx context.Context, e *env, r *Result) {
 // section is one critical section of mutualExclusion.
 func section(ctx context.Context, e *env, l strategy.Locker, tl *timeline, who, counter string) error {
 	ctx = as(ctx, who)
-	lockCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	// Eight workers' sections of a millisecond or so each wait well under
+	// a second; a Lock that misses a release (rueidislock's can) gives up
+	// at waitBound rather than holding the run for a minute, as it did.
+	lockCtx, cancel := context.WithTimeout(ctx, waitBound)
 	defer cancel()
 	lease, err := l.Lock(lockCtx, "mutex")
 	if err != nil {
