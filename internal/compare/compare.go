@@ -79,8 +79,9 @@ type Technique struct {
 // Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured
 // at the start of the run and again at the end, so that a passing load on
 // the machine does not lower the ceiling. Speed is the faster of Runs.
-// With -rounds, Rounds holds the ceiling of every round that succeeded:
-// round 1's is Speed, and each further round measures it again first.
+// With -rounds, Rounds holds every measurement of the ceiling that
+// succeeded: round 1's is Speed, and each further round measures it again
+// before each technique.
 type Raw struct {
 	Speed  *bench.Speed  `json:"speed,omitempty"`
 	Cost   *Cost         `json:"cost,omitempty"` // of the run in Speed

@@ -11,7 +11,7 @@ import (
 )
 
 // RoundSpeed is one round's uncontended measurement of a row, a technique
-// or the raw ceiling, with the ceiling of the same round. With -rounds N,
+// or the raw ceiling, with the ceiling it is compared with. With -rounds N,
 // round 1 is what the run measured anyway (each technique's uncontended
 // step, against the faster of the ceilings of the run's start and end),
 // and rounds 2 to N each measure, for every technique in row order, the
@@ -23,9 +23,9 @@ type RoundSpeed struct {
 	Round int         `json:"round"` // 1 to N
 	Speed bench.Speed `json:"speed"`
 	Cost  *Cost       `json:"cost,omitempty"`
-	// RawOpsPerSec is the ceiling's ops/s in the same round (in
-	// Raw.Rounds, the ceiling's own); 0 when the ceiling failed in that
-	// round.
+	// RawOpsPerSec is the ceiling's ops/s: round 1's, or in a further
+	// round the one measured just before the row (in Raw.Rounds, the
+	// ceiling's own); 0 when that ceiling failed.
 	RawOpsPerSec float64 `json:"raw_ops_per_sec"`
 }
 
