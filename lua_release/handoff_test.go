@@ -237,13 +237,5 @@ func TestFencesIncrease(t *testing.T) {
 // inbox for the key, the key's release channel + "/" + the Locker's name.
 func waitSubscribed(t *testing.T, node *redistest.Node, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		channels, err := redis.Strings(node.Do("PUBSUB", "CHANNELS", prefix+"*"))
-		if err == nil && len(channels) > 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no subscriber on a channel %s* within 5s", prefix)
+	redistest.WaitSubscribed(t, prefix+"*", node)
 }

@@ -35,31 +35,12 @@ func lockAsync(l strategy.Locker, key string, d time.Duration) <-chan lockResult
 }
 
 // waitSubscribed waits until every node has a subscriber on the release
-// channel of rkey, or fails the test after 5 s.
+// channel of rkey, or fails the test after 5 s: waiters listen on their
+// Locker's inbox for the key, the key's notice channel + ":" + the
+// Locker's name (protocol.Inbox).
 func waitSubscribed(t *testing.T, nodes []*redistest.Node, rkey string) {
 	t.Helper()
-	// Waiters listen on their Locker's inbox for the key: the key's
-	// notice channel + ":" + the Locker's name (protocol.Inbox).
-	pattern := protocol.Inbox(rkey, "*")
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		all := true
-		for _, n := range nodes {
-			channels, err := redis.Strings(n.Do("PUBSUB", "CHANNELS", pattern))
-			if err != nil {
-				t.Fatalf("PUBSUB CHANNELS on %s = %v, %v; want a reply", n.Addr(), channels, err)
-			}
-			if len(channels) == 0 {
-				all = false
-			}
-		}
-		if all {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no subscriber on %s on every node after 5 s", pattern)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	redistest.WaitSubscribed(t, protocol.Inbox(rkey, "*"), nodes...)
 }
 
 // waitCalls waits until every node ran cmd at least n times since its

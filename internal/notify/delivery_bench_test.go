@@ -58,7 +58,7 @@ func benchDelivery(b *testing.B, n, q int) {
 	case <-time.After(5 * time.Second):
 		b.Fatal("subscription not confirmed within 5s")
 	}
-	waitSubscribed(b, nodes, "bench")
+	redistest.WaitSubscribed(b, "bench", nodes...)
 	fan := newFanOut(b, nodes)
 	var notice, rtt, slept []time.Duration
 	for b.Loop() {
@@ -161,28 +161,6 @@ func (f *fanOut) take(b *testing.B, k int) {
 		case <-time.After(5 * time.Second):
 			b.Fatal("a reply did not come within 5s")
 		}
-	}
-}
-
-// waitSubscribed waits until every node counts a subscriber to channel
-// (PUBSUB NUMSUB), so that each node's notice reaches the Hub.
-func waitSubscribed(b *testing.B, nodes []*redistest.Node, channel string) {
-	b.Helper()
-	for i, node := range nodes {
-		c := node.Pool().Get()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			reply, err := redis.Values(c.Do("PUBSUB", "NUMSUB", channel))
-			if err != nil || len(reply) != 2 {
-				b.Fatalf("PUBSUB NUMSUB on node %d = %v, %v; want [%s n]", i, reply, err, channel)
-			}
-			if n, _ := redis.Int(reply[1], nil); n > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("node %d: no subscriber to %s within 5s", i, channel)
-			}
-		}
-		c.Close()
 	}
 }
 
