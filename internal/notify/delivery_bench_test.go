@@ -92,7 +92,8 @@ func benchDelivery(b *testing.B, n, q int) {
 
 // fanOut sends one command to every node, a write each, and hands the
 // replies, as they come, to the benchmark: one reader goroutine per
-// node, which ends when its connection closes (the benchmark's cleanup).
+// node, on a connection of its own (not a pool's, which would keep it open
+// when returned), which ends when the benchmark's cleanup closes it.
 type fanOut struct {
 	conns   []redis.Conn
 	replies chan error // one per reply, in the order they come
@@ -104,7 +105,10 @@ func newFanOut(b *testing.B, nodes []*redistest.Node) *fanOut {
 	b.Helper()
 	f := &fanOut{replies: make(chan error, len(nodes))}
 	for _, node := range nodes {
-		c := node.Pool().Get()
+		c, err := redis.Dial("tcp", node.Addr(), redis.DialConnectTimeout(5*time.Second))
+		if err != nil {
+			b.Fatalf("dial %s: %v, want a connection", node.Addr(), err)
+		}
 		b.Cleanup(func() { c.Close() })
 		f.conns = append(f.conns, c)
 		go func() { // ends when c is closed: Receive fails
