@@ -151,6 +151,37 @@ func TestListeningWaiterSleeps(t *testing.T) {
 	}
 }
 
+// TestRefusalOfAHeldLockReadsNoLine: a waiter's attempts on a held lock
+// join the line without reading its head (no ZRANGE, no ZSCORE: the
+// release that frees the lock reads it), and only the first, which makes
+// the line, sets its keys' expiry (two PEXPIREs); the second finds enough
+// left with one PTTL. Each refusal to a waiter runs PUBSUB NUMSUB once.
+func TestRefusalOfAHeldLockReadsNoLine(t *testing.T) {
+	ctx := context.Background()
+	nodes, a, done := waitBehind(t, 3)
+	waitCalls(t, nodes, "pubsub|numsub", 2) // the attempts before and just after it subscribed
+	for i, n := range nodes {
+		c := callsOf(t, n, "pubsub|numsub", "zrange", "zscore", "pexpire")
+		if attempts := c[0]; attempts < 2 {
+			t.Fatalf("node %d: %d refusals, want at least 2", i, attempts)
+		}
+		if c[1] != 0 || c[2] != 0 {
+			t.Errorf("node %d: ZRANGE %d and ZSCORE %d calls over %d refusals of a held lock, want 0 and 0", i, c[1], c[2], c[0])
+		}
+		if c[3] != 2 {
+			t.Errorf("node %d: PEXPIRE %d calls over %d refusals, want 2 (the line's two keys, when the first made them)", i, c[3], c[0])
+		}
+	}
+	released := time.Now()
+	if err := a.Unlock(ctx); err != nil {
+		t.Fatalf("holder's Unlock() = %v, want nil", err)
+	}
+	b := awaitLock(t, done, released, 5*time.Second)
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock() = %v, want nil", err)
+	}
+}
+
 // TestBusyHint: TryLock on a held key reports the holder's remaining TTL
 // (an *engine.BusyError, which matches strategy.ErrNotAcquired). A holder
 // with a 300 ms TTL dies without releasing (no notice is published); a
