@@ -35,11 +35,7 @@ func TestReleaseHandsOffAcrossLockers(t *testing.T) {
 	waitSubscribed(t, nodes, protocol.LockKey("lock:", "k"))
 
 	resetStats(t, nodes)
-	released := time.Now()
-	if err := a.Unlock(context.Background()); err != nil {
-		t.Fatalf("A's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	scripts := 0
 	for _, n := range nodes {
 		scripts += calls(t, n, "evalsha")
@@ -111,11 +107,7 @@ func TestStaleHandOffNoticeIgnored(t *testing.T) {
 		t.Fatalf("B's Lock() = %v, %v while A holds the lock, after hand-off notices from before B's refusals; want it to wait", r.lease, r.err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	released := time.Now()
-	if err := a.Unlock(context.Background()); err != nil {
-		t.Fatalf("A's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if b.Fence() <= a.Fence() {
 		t.Errorf("B's Fence() = %d, want above A's %d", b.Fence(), a.Fence())
 	}

@@ -83,6 +83,18 @@ func awaitLock(t *testing.T, done <-chan lockResult, from time.Time, bound time.
 	}
 }
 
+// handOver unlocks the holder's lease a and returns the lease the waiter
+// gets from done, failing the test unless a's Unlock succeeds and the
+// waiter holds the lock within 5 s of it (awaitLock).
+func handOver(t *testing.T, a strategy.Lease, done <-chan lockResult) strategy.Lease {
+	t.Helper()
+	released := time.Now()
+	if err := a.Unlock(context.Background()); err != nil {
+		t.Fatalf("holder's Unlock() = %v, want nil", err)
+	}
+	return awaitLock(t, done, released, 5*time.Second)
+}
+
 // waitBehind starts n nodes, a holder's Locker that takes "k" for a
 // minute, and a waiter's Locker whose Retry waits an hour, whose Lock of
 // "k" (bounded by a minute) is subscribed on every node when waitBehind
@@ -106,11 +118,7 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 	ctx := context.Background()
 	_, a, done := waitBehind(t, 5)
 
-	released := time.Now()
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("holder's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if b.Fence() <= a.Fence() {
 		t.Errorf("waiter's Fence() = %d, want above the holder's %d", b.Fence(), a.Fence())
 	}
@@ -141,11 +149,7 @@ func TestListeningWaiterSleeps(t *testing.T) {
 			t.Errorf("node %d: waiter made %d attempts in %v while listening, want at most %d (one per LineListened/2)", i, got, hold, most)
 		}
 	}
-	released := time.Now()
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("holder's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if err := b.Unlock(ctx); err != nil {
 		t.Errorf("waiter's Unlock() = %v, want nil", err)
 	}
@@ -172,11 +176,7 @@ func TestRefusalOfAHeldLockReadsNoLine(t *testing.T) {
 			t.Errorf("node %d: PEXPIRE %d calls over %d refusals, want 2 (the line's two keys, when the first made them)", i, c[3], c[0])
 		}
 	}
-	released := time.Now()
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("holder's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if err := b.Unlock(ctx); err != nil {
 		t.Errorf("waiter's Unlock() = %v, want nil", err)
 	}
@@ -275,11 +275,7 @@ func TestLocksWhileSubscribed(t *testing.T) {
 		}
 	}
 
-	released := time.Now()
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("holder's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if err := b.Unlock(ctx); err != nil {
 		t.Errorf("waiter's Unlock() = %v, want nil", err)
 	}

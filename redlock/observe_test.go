@@ -3,7 +3,6 @@ package redlock_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -23,11 +22,7 @@ func TestObserverLocalHandOff(t *testing.T) {
 	a := mustHoldAll(t, nodes, l, "k")
 	done := lockUntilCleanup(t, l, "k")
 	waitQueued(t, nodes, 1, l.Config().Quorum)
-	released := time.Now()
-	if err := a.Unlock(context.Background()); err != nil {
-		t.Fatalf("A's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	defer func() {
 		if err := b.Unlock(context.Background()); err != nil {
 			t.Errorf("B's Unlock() = %v, want nil", err)

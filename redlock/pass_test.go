@@ -157,11 +157,7 @@ func TestUnlockPassesToLocalWaiter(t *testing.T) {
 	nodes, l, a, done := queuedBehind(t)
 	ctx := context.Background()
 
-	released := time.Now()
-	if err := a.Unlock(ctx); err != nil {
-		t.Fatalf("A's Unlock() = %v, want nil", err)
-	}
-	b := awaitLock(t, done, released, 5*time.Second)
+	b := handOver(t, a, done)
 	if tok := b.Token(); !strings.Contains(tok, ".p") {
 		t.Errorf("B's Token() = %q, want one containing %q (passed by A's Unlock)", tok, ".p")
 	}
