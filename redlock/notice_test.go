@@ -131,8 +131,8 @@ func TestRemoteWaiterWokenByNotice(t *testing.T) {
 // an hour, listens on every node while the holder keeps the lock for 2 ×
 // LineListened: every node saw its Locker listening, so it attempts about
 // once per LineListened/2 to keep its place (each attempt asks every node
-// whether its Locker listens: one PUBSUB NUMSUB), not once per LineStale/2, and the release still wakes
-// it at once.
+// whether its Locker listens: one PUBSUB NUMSUB), not once per
+// LineStale/2, and the release still wakes it at once.
 func TestListeningWaiterSleeps(t *testing.T) {
 	ctx := context.Background()
 	nodes, a, done := waitBehind(t, 3)
