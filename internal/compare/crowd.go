@@ -101,27 +101,42 @@ func unfinishedNotes(rep *Report) []string {
 }
 
 // writeCrowds prints the many-contenders rows of the CONTENDED table, one
-// per technique and number of contenders, when any were measured.
+// per technique and number of contenders, when any were measured. A crowd
+// that did not finish says so from the util column on, in no column's cell
+// (it would widen util): the table is laid out with an empty cell in each
+// of that row's columns, since a tabwriter line with fewer cells ends the
+// columns it lacks and the rows after it would lose their alignment, and
+// the text is written into the row afterwards.
 func writeCrowds(w io.Writer, rep *Report) {
 	if len(rep.Settings.Crowds) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "           many contenders: N workers, each with a Locker of its own, on one key, 1 ms sections (max(4, 256/N) each);\n")
 	fmt.Fprintf(w, "           redis µs: the nodes' main-thread CPU per critical section, from INFO cpu (network I/O included: every request counts)\n")
-	tw := table(w)
+	var b strings.Builder
+	tw := table(&b)
 	fmt.Fprintln(tw, "technique\tN\tutil\twait p50\twait p99\tp99/p50\thand-off p50\tredis µs")
+	texts := map[int]string{} // line of the table -> what an unfinished crowd says
+	line := 1
 	for _, t := range rep.Techniques {
 		for _, c := range t.Crowds {
+			fields := c.fields()
 			if c.Unfinished != "" {
-				// The text after the last tab is no column's cell, so it
-				// does not widen the util column.
-				fmt.Fprintf(tw, "%s\t%d\tdid not finish within %v\n", t.Name, c.Contenders, rep.Settings.bound())
-				continue
+				texts[line] = fmt.Sprintf("did not finish within %v", rep.Settings.bound())
+				fields = make([]string, len(fields))
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, c.Contenders, strings.Join(c.fields(), "\t"))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, c.Contenders, strings.Join(fields, "\t"))
+			line++
 		}
 	}
 	tw.Flush()
+	lines := strings.SplitAfter(b.String(), "\n")
+	util := strings.Index(lines[0], "util") // the column the text starts in
+	for i, text := range texts {
+		row := strings.TrimRight(lines[i], " \n")
+		lines[i] = row + strings.Repeat(" ", max(util-len(row), 2)) + text + "\n"
+	}
+	io.WriteString(w, strings.Join(lines, ""))
 }
 
 // fields are a finished crowd's columns after N, as text: util, wait p50

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,70 @@ func TestUnfinishedCrowdIsARow(t *testing.T) {
 	if p := rep.Problems(); len(p) != 0 {
 		t.Errorf("Problems() = %q, want none: an unfinished crowd is a result", p)
 	}
+}
+
+// TestUnfinishedCrowdKeepsTheColumns: the rows after a crowd that did not
+// finish keep the columns of the rows before it. Its text is no cell of a
+// column, and a tabwriter line with fewer cells ends the columns it lacks:
+// the crowds printed after rueidislock's unfinished one lost their
+// alignment so.
+func TestUnfinishedCrowdKeepsTheColumns(t *testing.T) {
+	finished := func(n int) Crowd {
+		return Crowd{Contenders: n, Contention: bench.Contention{Sections: 32, Utilisation: 0.5, Wait: bench.Quantiles{P50: time.Millisecond, P99: 250 * time.Millisecond}}, RedisMicrosPerSection: 1234.5}
+	}
+	rep := &Report{Settings: Settings{Crowds: []int{8, 128}}, Techniques: []Technique{
+		{Name: "before", Crowds: []Crowd{finished(8), finished(128)}},
+		{Name: "slowpeer", Crowds: []Crowd{finished(8), {Contenders: 128, Unfinished: "did not finish within 2m0s"}}},
+		{Name: "after_a_long_name", Crowds: []Crowd{finished(8), finished(128)}},
+	}}
+	var b bytes.Buffer
+	writeCrowds(&b, rep)
+	out := b.String()
+	var head, unfinishedRow string
+	var rows []string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "technique"):
+			head = l
+		case strings.Contains(l, "did not finish"):
+			unfinishedRow = l
+		case head != "" && l != "":
+			rows = append(rows, l)
+		}
+	}
+	want := cellStarts(head, "technique", "N", "util", "wait p50", "wait p99", "p99/p50", "hand-off p50", "redis µs")
+	if len(rows) != 5 {
+		t.Fatalf("writeCrowds() =\n%s\nwant 5 finished rows, got %d", out, len(rows))
+	}
+	for _, r := range rows {
+		if got := fieldStarts(r); !slices.Equal(got, want) {
+			t.Errorf("writeCrowds() =\n%s\nrow %q has its cells at %v, want the head's columns %v", out, r, got, want)
+		}
+	}
+	wantFields(t, "writeCrowds()", out, "slowpeer  128  did not finish within 2m0s")
+	if got := strings.Index(unfinishedRow, "did not finish"); got != want[2] {
+		t.Errorf("writeCrowds() =\n%s\nthe unfinished row's text starts at %d, want the util column's start %d", out, got, want[2])
+	}
+}
+
+// cellStarts is where each of names starts in head.
+func cellStarts(head string, names ...string) []int {
+	var starts []int
+	for _, n := range names {
+		starts = append(starts, strings.Index(head, n))
+	}
+	return starts
+}
+
+// fieldStarts is where each space-separated field of line starts.
+func fieldStarts(line string) []int {
+	var starts []int
+	for i := range len(line) {
+		if line[i] != ' ' && (i == 0 || line[i-1] == ' ') {
+			starts = append(starts, i)
+		}
+	}
+	return starts
 }
 
 // TestUnfinishedContentionIsAResult: a contended run, apart or shared,
