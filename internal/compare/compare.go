@@ -71,9 +71,12 @@ type Technique struct {
 	// up when the bound ended): a result the technique earned, shown
 	// under the CONTENDED table, not a failed measurement (as Crowd's
 	// Unfinished). Empty when it finished or was not run.
-	ApartUnfinished  string   `json:"contended_apart_unfinished,omitempty"`
-	SharedUnfinished string   `json:"contended_shared_unfinished,omitempty"`
-	Errors           []string `json:"errors,omitempty"`
+	ApartUnfinished  string `json:"contended_apart_unfinished,omitempty"`
+	SharedUnfinished string `json:"contended_shared_unfinished,omitempty"`
+	// ContendedRounds, with -rounds, holds every round's apart and shared
+	// runs, round 1's from Apart and Shared, when the run measured them.
+	ContendedRounds []ContendedRound `json:"contended_rounds,omitempty"`
+	Errors          []string         `json:"errors,omitempty"`
 }
 
 // Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured

@@ -87,13 +87,24 @@ func unfinishedText(bound time.Duration) string {
 }
 
 // unfinishedNotes are the lines that say which of rep's contended runs,
-// apart or shared, did not finish: their cells show "-".
+// apart or shared, did not finish, in round 1 (the run's own) and, with
+// -rounds, in each further round ("in round 2"): their cells show "-", or
+// with rounds the medians of the rounds that finished.
 func unfinishedNotes(rep *Report) []string {
 	var notes []string
+	note := func(t Technique, kind, why, where string) {
+		if why != "" {
+			notes = append(notes, fmt.Sprintf("%s: contended %s %s%s", t.Name, kind, unfinishedText(rep.Settings.bound()), where))
+		}
+	}
 	for _, t := range rep.Techniques {
-		for _, u := range []struct{ kind, why string }{{"apart", t.ApartUnfinished}, {"shared", t.SharedUnfinished}} {
-			if u.why != "" {
-				notes = append(notes, fmt.Sprintf("%s: contended %s %s", t.Name, u.kind, unfinishedText(rep.Settings.bound())))
+		note(t, "apart", t.ApartUnfinished, "")
+		note(t, "shared", t.SharedUnfinished, "")
+		for _, r := range t.ContendedRounds {
+			if r.Round > 1 {
+				where := fmt.Sprintf(" in round %d", r.Round)
+				note(t, "apart", r.ApartUnfinished, where)
+				note(t, "shared", r.SharedUnfinished, where)
 			}
 		}
 	}

@@ -107,6 +107,9 @@ func newHTMLView(rep *Report) htmlView {
 			"wait is from calling Lock to holding the lock (lower is better); hand-off is from one holder calling Unlock to the next one holding. "+
 			"Apart: each worker has its own Locker, like separate processes. Shared: the workers share one Locker.", st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
 	}
+	if rep.hasRounds() {
+		v.ContNote += fmt.Sprintf(" The figures are the medians of %d rounds: round 1 is the run's own, and each further round runs apart and shared again right after the technique's uncontended measurement, on its fresh nodes; util's least and greatest over the rounds are in brackets.", rep.Settings.Rounds)
+	}
 	for _, n := range unfinishedNotes(rep) {
 		v.ContNote += " " + n + "."
 	}
@@ -273,17 +276,19 @@ func contentionSection(rep *Report) (chart, []cell, []row) {
 	for _, t := range rep.Techniques {
 		labels = append(labels, t.Name)
 		cells := []cell{{Class: "name", Text: t.Name}}
-		for _, c := range []*bench.Contention{t.Apart, t.Shared} {
+		apart, shared := rep.contention(t, false), rep.contention(t, true)
+		for _, f := range []contentionFigures{apart, shared} {
+			c := f.c
 			if c == nil {
 				cells = append(cells, num("-"), num("-"), num("-"), num("-"))
 				continue
 			}
-			cells = append(cells, num(pctText(c.Utilisation)), num(msText(c.Wait.P50)), num(msText(c.Wait.P99)), num(msText(c.Handoff.P50)))
+			cells = append(cells, num(f.utilText()), num(msText(c.Wait.P50)), num(msText(c.Wait.P99)), num(msText(c.Handoff.P50)))
 		}
 		rows = append(rows, row{Cells: cells})
-		u, w := contentionValues(t.Apart)
+		u, w := contentionValues(apart.c)
 		utilA.Values, waitA.Values = append(utilA.Values, u), append(waitA.Values, w)
-		u, w = contentionValues(t.Shared)
+		u, w = contentionValues(shared.c)
 		utilS.Values, waitS.Values = append(utilS.Values, u), append(waitS.Values, w)
 	}
 	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", v) }

@@ -180,35 +180,14 @@ func (m *measurer) steps(l strategy.Locker) []step {
 			return fmt.Sprintf("%s (claimed %d+%d)", tripsText(trips.Acquire, trips.Release), p.AcquireRoundTrips, p.ReleaseRoundTrips), nil
 		}},
 		{"contended", func(ctx context.Context) (string, error) {
-			apart := make([]strategy.Locker, cfg.workload.Workers)
-			for i := range apart {
-				var err error
-				if apart[i], err = m.build(m.nodes.pools); err != nil {
-					return "", err
-				}
-			}
-			c, err := bench.ContendedApart(ctx, apart, cfg.workload)
-			if why, ok := unfinished(err, cfg.bound); ok {
-				t.ApartUnfinished = why
-				return unfinishedText(cfg.bound), nil
-			}
-			if err != nil {
-				return "", err
-			}
-			t.Apart = &c
-			return contentionText(c), nil
+			c, why, err := m.contendedApart(ctx)
+			t.Apart, t.ApartUnfinished = c, why
+			return contendedText(c, why, err, cfg.bound)
 		}},
 		{"contended shared", func(ctx context.Context) (string, error) {
-			c, err := bench.Contended(ctx, l, cfg.workload)
-			if why, ok := unfinished(err, cfg.bound); ok {
-				t.SharedUnfinished = why
-				return unfinishedText(cfg.bound), nil
-			}
-			if err != nil {
-				return "", err
-			}
-			t.Shared = &c
-			return contentionText(c), nil
+			c, why, err := m.contendedShared(ctx, l)
+			t.Shared, t.SharedUnfinished = c, why
+			return contendedText(c, why, err, cfg.bound)
 		}},
 	}
 	for _, n := range cfg.crowds {

@@ -31,7 +31,8 @@ type RoundSpeed struct {
 
 // measureRounds records round 1's samples from what the run measured and
 // then measures rounds 2 to cfg.rounds, appending each row's successes to
-// its SpeedRounds (the ceiling's to Raw.Rounds) and its failures to its
+// its SpeedRounds and, when the run measured it contended, its
+// ContendedRounds (the ceiling's to Raw.Rounds), and its failures to its
 // Errors (the ceiling's to Raw.Error). It stops early when ctx ends.
 // rep.Techniques[i] must be the row of cfg.techniques[i], as compare
 // appends them.
@@ -42,12 +43,16 @@ func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Wri
 		rep.Raw.Rounds = append(rep.Raw.Rounds, RoundSpeed{Round: 1, Speed: *s, Cost: rep.Raw.Cost, RawOpsPerSec: ceiling})
 	}
 	for i := range rep.Techniques {
-		if t := &rep.Techniques[i]; t.Speed != nil {
+		t := &rep.Techniques[i]
+		if t.Speed != nil {
 			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: 1, Speed: *t.Speed, Cost: t.Cost, RawOpsPerSec: ceiling})
+		}
+		if r, ok := t.roundOne(); ok {
+			t.ContendedRounds = append(t.ContendedRounds, r)
 		}
 	}
 	for round := 2; round <= cfg.rounds && ctx.Err() == nil; round++ {
-		fmt.Fprintf(progress, "round %d of %d: uncontended, the ceiling and then a technique, for each technique, on fresh nodes\n", round, cfg.rounds)
+		fmt.Fprintf(progress, "round %d of %d: the ceiling and then a technique, uncontended and (where the run measured it) contended, for each technique, on fresh nodes\n", round, cfg.rounds)
 		measureRound(ctx, cfg, rep, round, progress)
 	}
 }
@@ -55,7 +60,8 @@ func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Wri
 // measureRound measures one round: for every technique of rep, in row
 // order, the ceiling and then the technique, one right after the other,
 // so that each row's ratio is taken against a ceiling measured seconds
-// before it, not one measured before every row ahead of it.
+// before it, not one measured before every row ahead of it; the
+// technique's contended runs follow its uncontended one on its nodes.
 func measureRound(ctx context.Context, cfg config, rep *Report, round int, progress io.Writer) {
 	for i := range rep.Techniques {
 		if ctx.Err() != nil {
@@ -63,18 +69,23 @@ func measureRound(ctx context.Context, cfg config, rep *Report, round int, progr
 		}
 		ceiling := measureCeiling(ctx, cfg, rep, round, progress)
 		t := &rep.Techniques[i]
-		speed, cost, err := measureUncontended(ctx, cfg, cfg.techniques[i], t.Nodes)
+		s, err := measureInRound(ctx, cfg, cfg.techniques[i], t.Nodes, round, len(t.ContendedRounds) > 0)
+		if s.speed != nil {
+			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: round, Speed: *s.speed, Cost: s.cost, RawOpsPerSec: ceiling})
+			share := ""
+			if ceiling > 0 {
+				share = ", " + pctText(s.speed.OpsPerSec/ceiling) + " of raw"
+			}
+			fmt.Fprintf(progress, "  %-24s %s%s\n", t.Name, speedText(*s.speed, s.cost), share)
+		}
+		if s.contended != nil {
+			t.ContendedRounds = append(t.ContendedRounds, *s.contended)
+			s.contended.report(progress, cfg.bound)
+		}
 		if err != nil {
 			t.Errors = append(t.Errors, fmt.Sprintf("round %d: %v", round, err))
 			fmt.Fprintf(progress, "  %-24s failed: %v\n", t.Name, err)
-			continue
 		}
-		t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: round, Speed: speed, Cost: cost, RawOpsPerSec: ceiling})
-		share := ""
-		if ceiling > 0 {
-			share = ", " + pctText(speed.OpsPerSec/ceiling) + " of raw"
-		}
-		fmt.Fprintf(progress, "  %-24s %s%s\n", t.Name, speedText(speed, cost), share)
 	}
 }
 
@@ -97,14 +108,26 @@ func measureCeiling(ctx context.Context, cfg config, rep *Report, round int, pro
 	return speed.OpsPerSec
 }
 
-// measureUncontended measures target uncontended, and its cost, on n
-// fresh nodes (or cfg.addrs), as its uncontended step does. The error
-// says what failed: "build: ...", "uncontended: ..." or "nodes: ...".
-func measureUncontended(ctx context.Context, cfg config, target strategytest.Target, n int) (bench.Speed, *Cost, error) {
+// inRound is what a further round measured of a technique: its
+// uncontended pairs and their cost, and its contended runs when asked;
+// nil where that was not measured or failed.
+type inRound struct {
+	speed     *bench.Speed
+	cost      *Cost
+	contended *ContendedRound
+}
+
+// measureInRound measures target uncontended, and its cost, on n fresh
+// nodes (or cfg.addrs), as its uncontended step does, and then, when
+// contended is true, its apart and shared runs on the same nodes, as its
+// contended steps do. It stops at the first failure, returning what it
+// measured before it; the error says what failed: "build: ...",
+// "uncontended: ...", "contended: ...", "contended shared: ..." or
+// "nodes: ...".
+func measureInRound(ctx context.Context, cfg config, target strategytest.Target, n, round int, contended bool) (inRound, error) {
 	var (
-		speed bench.Speed
-		cost  *Cost
-		err   error
+		r   inRound
+		err error
 	)
 	d := redistest.NewDetached("lockcompare-round-" + target.Name)
 	runErr := d.Run(func() {
@@ -115,14 +138,22 @@ func measureUncontended(ctx context.Context, cfg config, target strategytest.Tar
 			err = fmt.Errorf("build: %w", buildErr)
 			return
 		}
-		ctx, cancel := context.WithTimeout(ctx, cfg.bound)
-		defer cancel()
-		if speed, cost, err = m.uncontended(ctx, l); err != nil {
-			err = fmt.Errorf("uncontended: %w", err)
+		uctx, cancel := context.WithTimeout(ctx, cfg.bound)
+		speed, cost, uerr := m.uncontended(uctx, l)
+		cancel()
+		if uerr != nil {
+			err = fmt.Errorf("uncontended: %w", uerr)
+			return
 		}
+		r.speed, r.cost = &speed, cost
+		if !contended {
+			return
+		}
+		c, cerr := m.contendedRound(ctx, l, round)
+		r.contended, err = &c, cerr
 	})
 	if runErr != nil {
-		return speed, cost, fmt.Errorf("nodes: %w", runErr)
+		return r, fmt.Errorf("nodes: %w", runErr)
 	}
-	return speed, cost, err
+	return r, err
 }

@@ -16,9 +16,12 @@ var spreadCell = regexp.MustCompile(`\(\d+–\d+\)`)
 // multi-node one, with -rounds 2 and with the default: with rounds the
 // JSON holds two samples per technique, round 1's the technique's own
 // Speed, round 2's against the ceiling measured right before it (so the
-// ceiling has three samples: round 1's and one per technique), the SPEED table says how its figures
-// were taken and shows every row's spread, and stderr follows round 2;
-// with the default there are no samples and no spread column.
+// ceiling has three samples: round 1's and one per technique), and two
+// contended rounds per technique, round 1's its contended steps', the
+// SPEED table says how its figures were taken and shows every row's
+// spread, CONTENDED says so too and shows the spread of each util cell,
+// and stderr follows round 2; with the default there are no samples and
+// no spreads.
 func TestRounds(t *testing.T) {
 	tests := []struct {
 		rounds  string
@@ -61,6 +64,31 @@ func TestRounds(t *testing.T) {
 					}
 				}
 			}
+			for _, tech := range rep.Techniques {
+				if got := len(tech.ContendedRounds); got != tt.want {
+					t.Errorf("%s has %d contended rounds, want %d", tech.Name, got, tt.want)
+					continue
+				}
+				for i, r := range tech.ContendedRounds {
+					if r.Round != i+1 || r.Apart == nil || r.Shared == nil || r.Apart.Sections == 0 || r.Shared.Sections == 0 {
+						t.Errorf("%s contended round %d = %+v, want round %d with apart and shared sections", tech.Name, i, r, i+1)
+					}
+				}
+				if r := tech.ContendedRounds; tt.want > 0 && r[0].Apart != nil && r[0].Shared != nil &&
+					(tech.Apart == nil || tech.Shared == nil || *r[0].Apart != *tech.Apart || *r[0].Shared != *tech.Shared) {
+					t.Errorf("%s contended round 1 = %+v and %+v, want its contended steps' %+v and %+v", tech.Name, *r[0].Apart, *r[0].Shared, tech.Apart, tech.Shared)
+				}
+			}
+			contended := contendedTable(t, stdout)
+			for _, tech := range rep.Techniques {
+				spreads := spreadCell.FindAllString(strings.Join(tableRows(contended)[tech.Name], " "), -1)
+				if want := map[bool]int{true: 2, false: 0}[tt.want > 0]; len(spreads) != want {
+					t.Errorf("CONTENDED row %s = %q: util spreads %q, want %d (apart and shared)", tech.Name, tableRows(contended)[tech.Name], spreads, want)
+				}
+			}
+			if strings.Contains(contended, "median of 2 rounds") != (tt.want > 0) {
+				t.Errorf("CONTENDED table mentions its rounds: %v, want %v:\n%s", tt.want == 0, tt.want > 0, contended)
+			}
 			speed := speedTable(t, stdout)
 			rows := tableRows(speed)
 			for _, tech := range rep.Techniques {
@@ -91,4 +119,17 @@ func speedTable(t *testing.T, out string) string {
 	}
 	table, _, _ := strings.Cut(rest, "\n\n")
 	return "SPEED " + table
+}
+
+// contendedTable returns the apart and shared part of lockcompare's
+// CONTENDED table: up to its notes or the many-contenders rows.
+func contendedTable(t *testing.T, out string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, "\nCONTENDED ")
+	if !ok {
+		t.Fatalf("text output has no CONTENDED table:\n%s", out)
+	}
+	table, _, _ := strings.Cut(rest, "\n\n")
+	table, _, _ = strings.Cut(table, "many contenders")
+	return "CONTENDED " + table
 }

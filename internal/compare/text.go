@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
@@ -156,18 +155,23 @@ func writeContention(w io.Writer, rep *Report) {
 	wl := rep.Settings.Workload
 	fmt.Fprintf(w, "CONTENDED  one key, %d workers x %d critical sections of %v; times in ms\n", wl.Workers, wl.Sections, wl.Hold)
 	fmt.Fprintf(w, "           apart: one Locker per worker (like %d processes); shared: one Locker for all %d workers\n", wl.Workers, wl.Workers)
+	if rep.hasRounds() {
+		fmt.Fprintf(w, "           median of %d rounds (round 1: the run's own; each further round: right after the technique's uncontended measurement, on its fresh nodes); util's min–max in brackets\n", rep.Settings.Rounds)
+	}
 	tw := table(w)
 	fmt.Fprintln(tw, "\tapart\t\t\t\tshared\t\t\t")
 	fmt.Fprintln(tw, "technique\tutil\twait p50\twait p99\thand-off p50\tutil\twait p50\twait p99\thand-off p50")
 	var overlaps []string
 	for _, t := range rep.Techniques {
 		row := []string{t.Name}
-		for _, c := range []*bench.Contention{t.Apart, t.Shared} {
+		for _, shared := range []bool{false, true} {
+			f := rep.contention(t, shared)
+			c := f.c
 			if c == nil {
 				row = append(row, "-", "-", "-", "-")
 				continue
 			}
-			row = append(row, pctText(c.Utilisation), msText(c.Wait.P50), msText(c.Wait.P99), msText(c.Handoff.P50))
+			row = append(row, f.utilText(), msText(c.Wait.P50), msText(c.Wait.P99), msText(c.Handoff.P50))
 			if c.Overlaps > 0 {
 				overlaps = append(overlaps, fmt.Sprintf("%s: %d overlapping holders (lockers %d)", t.Name, c.Overlaps, c.Lockers))
 			}
@@ -241,8 +245,8 @@ func redlockRows(rep *Report) [][]string {
 				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/t.Speed.OpsPerSec)
 			}
 		}
-		if t.Apart != nil {
-			util, wait = pctText(t.Apart.Utilisation), msText(t.Apart.Wait.P99)
+		if a := rep.contention(t, false); a.c != nil { // as in CONTENDED
+			util, wait = pctText(a.c.Utilisation), msText(a.c.Wait.P99)
 		}
 		rows = append(rows, []string{t.Name, fmt.Sprint(t.Nodes), healthy, frozen, ratio, p99, util, wait})
 	}
