@@ -120,8 +120,9 @@
 // short of CPU is most of what a round costs them (the README's
 // compare-peers report has the figures). A call with nothing else under
 // way to its node goes alone on a connection of its own, as before. A
-// shared connection that fails fails every call on it, each a node failure
-// of its round as a failed connection of its own would be. The writer
+// shared connection that fails fails every call written on it, each a node
+// failure of its round as a failed connection of its own would be; a call
+// queued behind the failure, never written, is sent again alone. The writer
 // yields the processor once before it writes, so that the rounds ready to
 // run queue their calls for the same write (engine.NewDeadlinePipeline).
 //

@@ -79,7 +79,7 @@ func TestRounds(t *testing.T) {
 					t.Errorf("%s contended round 1 = %+v and %+v, want its contended steps' %+v and %+v", tech.Name, *r[0].Apart, *r[0].Shared, tech.Apart, tech.Shared)
 				}
 			}
-			contended := contendedTable(t, stdout)
+			contended, _, _ := strings.Cut(textTable(t, stdout, "CONTENDED"), "many contenders") // apart and shared
 			for _, tech := range rep.Techniques {
 				spreads := spreadCell.FindAllString(strings.Join(tableRows(contended)[tech.Name], " "), -1)
 				if want := map[bool]int{true: 2, false: 0}[tt.want > 0]; len(spreads) != want {
@@ -89,7 +89,7 @@ func TestRounds(t *testing.T) {
 			if strings.Contains(contended, "median of 2 rounds") != (tt.want > 0) {
 				t.Errorf("CONTENDED table mentions its rounds: %v, want %v:\n%s", tt.want == 0, tt.want > 0, contended)
 			}
-			speed := speedTable(t, stdout)
+			speed := textTable(t, stdout, "SPEED")
 			rows := tableRows(speed)
 			for _, tech := range rep.Techniques {
 				spread := spreadCell.FindString(strings.Join(rows[tech.Name], " "))
@@ -110,26 +110,14 @@ func TestRounds(t *testing.T) {
 	}
 }
 
-// speedTable returns the SPEED table of lockcompare's text output.
-func speedTable(t *testing.T, out string) string {
+// textTable returns the table named name (SPEED, CONTENDED) of
+// lockcompare's text output, up to the blank line after it.
+func textTable(t *testing.T, out, name string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(out, "\nSPEED ")
+	_, rest, ok := strings.Cut(out, "\n"+name+" ")
 	if !ok {
-		t.Fatalf("text output has no SPEED table:\n%s", out)
+		t.Fatalf("text output has no %s table:\n%s", name, out)
 	}
 	table, _, _ := strings.Cut(rest, "\n\n")
-	return "SPEED " + table
-}
-
-// contendedTable returns the apart and shared part of lockcompare's
-// CONTENDED table: up to its notes or the many-contenders rows.
-func contendedTable(t *testing.T, out string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(out, "\nCONTENDED ")
-	if !ok {
-		t.Fatalf("text output has no CONTENDED table:\n%s", out)
-	}
-	table, _, _ := strings.Cut(rest, "\n\n")
-	table, _, _ = strings.Cut(table, "many contenders")
-	return "CONTENDED " + table
+	return name + " " + table
 }

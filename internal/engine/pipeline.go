@@ -41,7 +41,8 @@ const MaxInFlight = 64
 // right after the other and returns both replies. A connection that fails fails
 // every command that awaits a reply on it: each may or may not have run,
 // as when a connection of one's own fails; the next command takes a new
-// connection.
+// connection. A command queued behind the failure, never written, is not
+// failed by it: it is sent again alone on a connection of its own.
 //
 // Each caller is bounded by its ctx as DoContext bounds a command: it
 // returns when ctx is cancelled or its deadline passes, and its reply,
@@ -172,13 +173,7 @@ func (p *Pipeline) do(ctx context.Context, first, second Command) (Reply, Reply,
 	}
 	p.mu.Lock()
 	if (p.cur == nil && p.alone == 0) || (p.cur != nil && len(p.cur.waiting)+len(p.cur.pending) >= MaxInFlight) {
-		p.alone++
-		p.mu.Unlock()
-		r1, r2, err := p.doAlone(ctx, first, second)
-		p.mu.Lock()
-		p.alone--
-		p.mu.Unlock()
-		return r1, r2, err
+		return p.goAlone(ctx, first, second) // releases p.mu
 	}
 	c, _ := p.calls.Get().(*pipeCall)
 	if c == nil {
@@ -214,7 +209,29 @@ func (p *Pipeline) do(ctx context.Context, first, second Command) (Reply, Reply,
 	replies, err := c.replies, c.err
 	c.cmds, c.replies, c.err = [2]Command{}, [2]Reply{}, nil
 	p.calls.Put(c)
+	if errors.Is(err, errBroken) && ctx.Err() == nil {
+		// Queued behind a write or read that failed, the commands were
+		// never written: another caller's broken connection is not this
+		// caller's failure. They go once more, alone on a connection of
+		// their own (where a failure is theirs).
+		p.mu.Lock()
+		return p.goAlone(ctx, first, second)
+	}
 	return replies[0], replies[1], err
+}
+
+// goAlone, called with p.mu held, releases it and runs first and second
+// alone on a connection of their own (doAlone), counted in p.alone
+// meanwhile: a caller that finds no shared connection while one is alone
+// starts the shared one.
+func (p *Pipeline) goAlone(ctx context.Context, first, second Command) (Reply, Reply, error) {
+	p.alone++
+	p.mu.Unlock()
+	r1, r2, err := p.doAlone(ctx, first, second)
+	p.mu.Lock()
+	p.alone--
+	p.mu.Unlock()
+	return r1, r2, err
 }
 
 // maxWrites is how many writes a caller makes for the others before it
@@ -332,12 +349,13 @@ func (p *Pipeline) retire(s *stream) {
 
 // ErrNotSent marks a Pipeline failure that came before a command was
 // written, so the server cannot have run it: no connection could be had
-// from the pool (the error wraps the pool's too), or the shared
-// connection failed before the command's turn.
+// from the pool (the error wraps the pool's too). (A command whose turn
+// on the shared connection never came, errBroken, is sent again alone,
+// and reports what that attempt met.)
 var ErrNotSent = errors.New("the command was not sent")
 
 // errBroken is what a command gets that was queued on a connection whose
-// write or read failed before its turn.
+// write or read failed before its turn; do sends it again alone.
 var errBroken = fmt.Errorf("%w: the pipeline's connection failed before its turn", ErrNotSent)
 
 // stop ends a writer or reader of s that has just marked itself stopped,

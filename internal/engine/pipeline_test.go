@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,4 +253,85 @@ func TestPipelineNotSent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPipelineRetriesWhatWasNotSent: a command queued on the shared
+// connection behind a write that fails was never sent, so the caller does
+// not get that connection's failure: it is sent again on a connection of
+// its own, and its caller gets its reply. (lua_release's conformance
+// suite failed so: an Unlock queued behind a background call's write on a
+// connection taken while the pool's connections panicked returned "the
+// pipeline's connection failed before its turn" once the pool was
+// healthy again.) The command in the failed write gets the failure.
+func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	release := make(chan struct{})
+	pool := &stallingPool{pool: node.Pool(), stallGet: 2, release: release}
+	p := engine.NewPipeline(pool)
+	blocked := occupy(t, p, 1, 500*time.Millisecond) // alone on the pool's first connection
+	failed := make(chan error, 1)
+	go func() { // the shared connection's writer: its write stalls, then fails
+		_, err := p.Do(context.Background(), "ECHO", []any{"in the failed write"})
+		failed <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	queued := make(chan error, 1)
+	go func() { // queued behind that write
+		got, err := redis.String(p.Do(context.Background(), "ECHO", []any{"queued"}))
+		if err == nil && got != "queued" {
+			err = fmt.Errorf("reply %q", got)
+		}
+		queued <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	if err := <-failed; err == nil {
+		t.Errorf("Do(ECHO) in the write that failed = nil, want its failure")
+	}
+	if err := <-queued; err != nil {
+		t.Errorf("Do(ECHO queued) behind the write that failed = %v, want \"queued\", nil: it was never sent", err)
+	}
+	if err := <-blocked; err != nil {
+		t.Errorf("Do(BLPOP) = %v, want nil", err)
+	}
+}
+
+// stallingPool lends its pool's connections, but for the stallGet-th,
+// whose write and read wait for release and then fail.
+type stallingPool struct {
+	pool     strategy.Pool
+	stallGet int32
+	gets     atomic.Int32
+	release  <-chan struct{}
+}
+
+func (p *stallingPool) GetContext(ctx context.Context) (redis.Conn, error) {
+	c, err := p.pool.GetContext(ctx)
+	if err != nil || p.gets.Add(1) != p.stallGet {
+		return c, err
+	}
+	return &stallingConn{Conn: c, release: p.release}, nil
+}
+
+// stallingConn is a connection whose commands never reach the server:
+// its Flush and Receive wait for release and fail, as a connection that
+// breaks in the middle of a write.
+type stallingConn struct {
+	redis.Conn
+	release <-chan struct{}
+}
+
+var errStalled = errors.New("stalled connection failed")
+
+func (c *stallingConn) Send(string, ...any) error { return nil }
+
+func (c *stallingConn) Flush() error {
+	<-c.release
+	return errStalled
+}
+
+func (c *stallingConn) Receive() (any, error) {
+	<-c.release
+	return nil, errStalled
 }
