@@ -26,7 +26,7 @@ type config struct {
 	pairs      int           // sequential pairs counted for round trips
 	trace      bool          // -trace: the one scenario of techniques[0], printed as a timeline
 	crowds     []int         // numbers of contenders of the many-contenders runs
-	rounds     int           // uncontended and contended measurements per row, in interleaved rounds (1: the one of the steps)
+	rounds     int           // uncontended, contended and frozen-node measurements per row, in interleaved rounds (1: the one of the steps)
 	bound      time.Duration // the longest each measurement may run (-bound)
 }
 
@@ -52,7 +52,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		scen   = fs.String("scenarios", "", "comma-separated scenarios to run (default all: "+strings.Join(strategytest.ScenarioNames(), ",")+")")
 		crowds = fs.String("contenders", "8,32,128", "comma-separated numbers of contenders, each with a Locker of its own, for the many-contenders rows of CONTENDED (\"none\" for none)")
 		techs  = fs.String("techniques", "", "comma-separated techniques to compare (default all: "+strings.Join(techniqueNames(targets), ",")+")")
-		rounds = fs.Int("rounds", 1, fmt.Sprintf("`N` interleaved rounds of the uncontended and contended measurements, 1 to %d: each further round measures the raw ceiling and then a technique (uncontended, then contended apart and shared), for every technique, on fresh nodes, and SPEED and CONTENDED show medians, with each row's per-round ratio to raw and util's spread, which a machine whose speed drifts during the run skews less", maxRounds))
+		rounds = fs.Int("rounds", 1, fmt.Sprintf("`N` interleaved rounds of the uncontended and contended measurements, 1 to %d: each further round measures the raw ceiling and then a technique (uncontended, contended apart and shared, then with a node frozen), for every technique, on fresh nodes, and SPEED, CONTENDED and REDLOCK show medians, with each row's per-round ratio to raw, util's and frozen/healthy's spread, which a machine whose speed drifts during the run skews less", maxRounds))
 		bound  = fs.Duration("bound", defaultBound, "`DURATION` each measurement may run at most: a contended run or crowd whose Lock gives up when it ends shows \"did not finish\" (a result), any other measurement fails")
 		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)

@@ -158,7 +158,7 @@ func newHTMLView(rep *Report) htmlView {
 	if hasRedlock(rep) {
 		v.RedlockNote = fmt.Sprintf("Multi-node techniques: uncontended pairs per second with every node healthy (as above) and with the last node frozen (SIGSTOP or docker pause), each Lock and Unlock bounded by %v; and the contended key, one Locker per worker.", frozenCallBound)
 		if rep.hasRounds() {
-			v.RedlockNote += " Frozen/healthy compares the frozen run with the healthy run on the same nodes just before it (round 1), not with the median."
+			v.RedlockNote += " Frozen/healthy compares each round's frozen run with the healthy run on the same nodes just before it, not with the median: it is the median of the rounds' ratios, with their least and greatest in brackets; frozen ops/s and p99 are medians."
 		}
 		for i, h := range redlockHead {
 			c := num(h)

@@ -198,7 +198,12 @@ func (m *measurer) steps(l strategy.Locker) []step {
 	// measurement after it would read too, or fail to reach it through.
 	if len(m.nodes.managed) > 1 {
 		steps = append(steps, step{"one node frozen", func(ctx context.Context) (string, error) {
-			return m.frozen(ctx, l)
+			s, err := m.frozen(ctx, l)
+			if err != nil {
+				return "", err
+			}
+			m.t.Frozen = &s
+			return speedText(s, nil), nil
 		}})
 	}
 	return steps
@@ -221,16 +226,11 @@ func speedText(s bench.Speed, c *Cost) string {
 // frozen measures l uncontended while the last of its nodes is frozen
 // (SIGSTOP or docker pause), each call bounded by frozenCallBound, and
 // resumes the node.
-func (m *measurer) frozen(ctx context.Context, l strategy.Locker) (string, error) {
+func (m *measurer) frozen(ctx context.Context, l strategy.Locker) (bench.Speed, error) {
 	node := m.nodes.managed[len(m.nodes.managed)-1]
 	node.Pause()
 	defer node.Resume()
-	s, err := bench.Uncontended(ctx, bounded{l: l, d: frozenCallBound}, m.cfg.workers, m.cfg.bench)
-	if err != nil {
-		return "", err
-	}
-	m.t.Frozen = &s
-	return fmt.Sprintf("%s ops/s, pair p50 %s ms, p99 %s ms", opsText(s.OpsPerSec), msText(s.Pair.P50), msText(s.Pair.P99)), nil
+	return bench.Uncontended(ctx, bounded{l: l, d: frozenCallBound}, m.cfg.workers, m.cfg.bench)
 }
 
 // costText renders a Cost for a progress line.

@@ -27,13 +27,19 @@ type RoundSpeed struct {
 	// round the one measured just before the row (in Raw.Rounds, the
 	// ceiling's own); 0 when that ceiling failed.
 	RawOpsPerSec float64 `json:"raw_ops_per_sec"`
+	// Frozen is the round's uncontended run with the last node frozen, on
+	// the same nodes after the round's other measurements of the row
+	// (Technique.Frozen in round 1; a multi-node technique on managed
+	// nodes); nil when not measured.
+	Frozen *bench.Speed `json:"frozen_node,omitempty"`
 }
 
 // measureRounds records round 1's samples from what the run measured and
 // then measures rounds 2 to cfg.rounds, appending each row's successes to
-// its SpeedRounds and, when the run measured it contended, its
-// ContendedRounds (the ceiling's to Raw.Rounds), and its failures to its
-// Errors (the ceiling's to Raw.Error). It stops early when ctx ends.
+// its SpeedRounds (with a frozen-node run when the run made one) and,
+// when the run measured it contended, its ContendedRounds (the ceiling's
+// to Raw.Rounds), and its failures to its Errors (the ceiling's to
+// Raw.Error). It stops early when ctx ends.
 // rep.Techniques[i] must be the row of cfg.techniques[i], as compare
 // appends them.
 func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Writer) {
@@ -45,14 +51,14 @@ func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Wri
 	for i := range rep.Techniques {
 		t := &rep.Techniques[i]
 		if t.Speed != nil {
-			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: 1, Speed: *t.Speed, Cost: t.Cost, RawOpsPerSec: ceiling})
+			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: 1, Speed: *t.Speed, Cost: t.Cost, RawOpsPerSec: ceiling, Frozen: t.Frozen})
 		}
 		if r, ok := t.roundOne(); ok {
 			t.ContendedRounds = append(t.ContendedRounds, r)
 		}
 	}
 	for round := 2; round <= cfg.rounds && ctx.Err() == nil; round++ {
-		fmt.Fprintf(progress, "round %d of %d: the ceiling and then a technique, uncontended and (where the run measured it) contended, for each technique, on fresh nodes\n", round, cfg.rounds)
+		fmt.Fprintf(progress, "round %d of %d: the ceiling and then a technique, uncontended, contended and with a node frozen (where the run measured them), for each technique, on fresh nodes\n", round, cfg.rounds)
 		measureRound(ctx, cfg, rep, round, progress)
 	}
 }
@@ -61,7 +67,8 @@ func measureRounds(ctx context.Context, cfg config, rep *Report, progress io.Wri
 // order, the ceiling and then the technique, one right after the other,
 // so that each row's ratio is taken against a ceiling measured seconds
 // before it, not one measured before every row ahead of it; the
-// technique's contended runs follow its uncontended one on its nodes.
+// technique's contended runs, and last its frozen-node run, follow its
+// uncontended one on its nodes.
 func measureRound(ctx context.Context, cfg config, rep *Report, round int, progress io.Writer) {
 	for i := range rep.Techniques {
 		if ctx.Err() != nil {
@@ -69,9 +76,9 @@ func measureRound(ctx context.Context, cfg config, rep *Report, round int, progr
 		}
 		ceiling := measureCeiling(ctx, cfg, rep, round, progress)
 		t := &rep.Techniques[i]
-		s, err := measureInRound(ctx, cfg, cfg.techniques[i], t.Nodes, round, len(t.ContendedRounds) > 0)
+		s, err := measureInRound(ctx, cfg, cfg.techniques[i], t.Nodes, round, len(t.ContendedRounds) > 0, t.Frozen != nil)
 		if s.speed != nil {
-			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: round, Speed: *s.speed, Cost: s.cost, RawOpsPerSec: ceiling})
+			t.SpeedRounds = append(t.SpeedRounds, RoundSpeed{Round: round, Speed: *s.speed, Cost: s.cost, RawOpsPerSec: ceiling, Frozen: s.frozen})
 			share := ""
 			if ceiling > 0 {
 				share = ", " + pctText(s.speed.OpsPerSec/ceiling) + " of raw"
@@ -81,6 +88,9 @@ func measureRound(ctx context.Context, cfg config, rep *Report, round int, progr
 		if s.contended != nil {
 			t.ContendedRounds = append(t.ContendedRounds, *s.contended)
 			s.contended.report(progress, cfg.bound)
+		}
+		if s.frozen != nil {
+			fmt.Fprintf(progress, "  %-24s one node frozen: %s\n", "", speedText(*s.frozen, nil))
 		}
 		if err != nil {
 			t.Errors = append(t.Errors, fmt.Sprintf("round %d: %v", round, err))
@@ -109,22 +119,25 @@ func measureCeiling(ctx context.Context, cfg config, rep *Report, round int, pro
 }
 
 // inRound is what a further round measured of a technique: its
-// uncontended pairs and their cost, and its contended runs when asked;
-// nil where that was not measured or failed.
+// uncontended pairs and their cost, its contended runs and its run with a
+// node frozen when asked; nil where that was not measured or failed.
 type inRound struct {
 	speed     *bench.Speed
 	cost      *Cost
 	contended *ContendedRound
+	frozen    *bench.Speed
 }
 
 // measureInRound measures target uncontended, and its cost, on n fresh
-// nodes (or cfg.addrs), as its uncontended step does, and then, when
+// nodes (or cfg.addrs), as its uncontended step does, then, when
 // contended is true, its apart and shared runs on the same nodes, as its
-// contended steps do. It stops at the first failure, returning what it
-// measured before it; the error says what failed: "build: ...",
-// "uncontended: ...", "contended: ...", "contended shared: ..." or
+// contended steps do, and last, when frozen is true and the nodes are
+// the harness's, its run with the last node frozen, as its frozen step
+// does. It stops at the first failure, returning what it measured before
+// it; the error says what failed: "build: ...", "uncontended: ...",
+// "contended: ...", "contended shared: ...", "one node frozen: ..." or
 // "nodes: ...".
-func measureInRound(ctx context.Context, cfg config, target strategytest.Target, n, round int, contended bool) (inRound, error) {
+func measureInRound(ctx context.Context, cfg config, target strategytest.Target, n, round int, contended, frozen bool) (inRound, error) {
 	var (
 		r   inRound
 		err error
@@ -146,11 +159,23 @@ func measureInRound(ctx context.Context, cfg config, target strategytest.Target,
 			return
 		}
 		r.speed, r.cost = &speed, cost
-		if !contended {
-			return
+		if contended {
+			c, cerr := m.contendedRound(ctx, l, round)
+			if r.contended = &c; cerr != nil {
+				err = cerr
+				return
+			}
 		}
-		c, cerr := m.contendedRound(ctx, l, round)
-		r.contended, err = &c, cerr
+		if frozen && len(m.nodes.managed) > 1 {
+			fctx, cancel := context.WithTimeout(ctx, cfg.bound)
+			defer cancel()
+			f, ferr := m.frozen(fctx, l)
+			if ferr != nil {
+				err = fmt.Errorf("one node frozen: %w", ferr)
+				return
+			}
+			r.frozen = &f
+		}
 	})
 	if runErr != nil {
 		return r, fmt.Errorf("nodes: %w", runErr)

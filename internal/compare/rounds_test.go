@@ -16,8 +16,9 @@ var spreadCell = regexp.MustCompile(`\(\d+–\d+\)`)
 // multi-node one, with -rounds 2 and with the default: with rounds the
 // JSON holds two samples per technique, round 1's the technique's own
 // Speed, round 2's against the ceiling measured right before it (so the
-// ceiling has three samples: round 1's and one per technique), and two
-// contended rounds per technique, round 1's its contended steps', the
+// ceiling has three samples: round 1's and one per technique), each of
+// the multi-node technique's with a frozen-node run, and two contended
+// rounds per technique, round 1's its contended steps', the
 // SPEED table says how its figures were taken and shows every row's
 // spread, CONTENDED says so too and shows the spread of each util cell,
 // and stderr follows round 2; with the default there are no samples and
@@ -52,6 +53,9 @@ func TestRounds(t *testing.T) {
 				for i, r := range tech.SpeedRounds {
 					if r.Round != i+1 || r.Speed.OpsPerSec <= 0 || r.RawOpsPerSec <= 0 || r.Cost == nil {
 						t.Errorf("%s sample %d = %+v, want round %d with ops/s, the round's raw ops/s and a cost", tech.Name, i, r, i+1)
+					}
+					if frozen := r.Frozen != nil && r.Frozen.OpsPerSec > 0; frozen != (tech.Nodes > 1) {
+						t.Errorf("%s (%d nodes) sample %d has a frozen-node run: %v, want %v (multi-node techniques only)", tech.Name, tech.Nodes, i, frozen, tech.Nodes > 1)
 					}
 				}
 				if tt.want > 0 && (tech.Speed == nil || tech.SpeedRounds[0].Speed != *tech.Speed) {

@@ -132,3 +132,70 @@ func (f speedFigures) spreadText() string {
 func roundsNote(st Settings) string {
 	return fmt.Sprintf("median of %d interleaved rounds (round 1: the run's own; each further round: raw right before each technique, all on fresh nodes); of raw: per-round ratio, min–max in brackets", st.Rounds)
 }
+
+// frozenFigures is what the REDLOCK table shows of a technique's runs
+// with a node frozen: one run's, or with rounds the medians of the rounds
+// that froze a node, and of each such round's ratio to its own healthy
+// run on the same nodes, just before it, with that ratio's least and
+// greatest (a ratio taken across rounds would carry the machine's drift
+// between them).
+type frozenFigures struct {
+	measured         bool
+	ops              float64
+	p99              time.Duration
+	ratio, low, high float64 // NaN: no healthy run to compare with
+	rounds           int     // the rounds ratio is taken over; 0 for one run
+}
+
+// frozenFigures returns t's figures with a node frozen.
+func (rep *Report) frozenFigures(t Technique) frozenFigures {
+	f := frozenFigures{ratio: math.NaN(), low: math.NaN(), high: math.NaN()}
+	if !rep.hasRounds() || len(t.SpeedRounds) == 0 {
+		if t.Frozen == nil {
+			return f
+		}
+		f.measured, f.ops, f.p99 = true, t.Frozen.OpsPerSec, t.Frozen.Pair.P99
+		if t.Speed != nil && t.Speed.OpsPerSec > 0 {
+			f.ratio = t.Frozen.OpsPerSec / t.Speed.OpsPerSec
+		}
+		return f
+	}
+	var ops, p99, ratios []float64
+	for _, r := range t.SpeedRounds {
+		frozen := r.Frozen
+		if frozen == nil && r.Round == 1 {
+			frozen = t.Frozen // a report saved before rounds froze a node
+		}
+		if frozen == nil {
+			continue
+		}
+		ops = append(ops, frozen.OpsPerSec)
+		p99 = append(p99, float64(frozen.Pair.P99))
+		if r.Speed.OpsPerSec > 0 {
+			ratios = append(ratios, frozen.OpsPerSec/r.Speed.OpsPerSec)
+		}
+	}
+	if len(ops) == 0 {
+		return f
+	}
+	f.measured, f.ops, f.p99 = true, median(ops), time.Duration(median(p99))
+	if len(ratios) > 0 {
+		f.ratio, f.low, f.high = median(ratios), slices.Min(ratios), slices.Max(ratios)
+	}
+	if len(ratios) > 1 {
+		f.rounds = len(ratios)
+	}
+	return f
+}
+
+// ratioText is the frozen/healthy cell: "0.95", over two rounds or more
+// "0.95 (0.73–1.09)", "-" when there is no healthy run to compare with.
+func (f frozenFigures) ratioText() string {
+	switch {
+	case math.IsNaN(f.ratio):
+		return "-"
+	case f.rounds == 0:
+		return fmt.Sprintf("%.2f", f.ratio)
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", f.ratio, f.low, f.high)
+}

@@ -176,6 +176,40 @@ func TestSpeedTableRounds(t *testing.T) {
 	}
 }
 
+// TestFrozenRounds: with rounds that froze a node, REDLOCK shows the
+// medians of the frozen runs and of each round's frozen ÷ its own healthy
+// run, with that ratio's min–max, in text and HTML; a round without a
+// frozen run counts for neither.
+func TestFrozenRounds(t *testing.T) {
+	locktest.NoLeaks(t)
+	rep := roundsReport()
+	frozen := func(ops float64) *bench.Speed {
+		return &bench.Speed{OpsPerSec: ops, Pair: bench.Quantiles{P99: time.Duration(ops) * time.Microsecond}}
+	}
+	healthy := func(round int, ops float64, f *bench.Speed) RoundSpeed {
+		return RoundSpeed{Round: round, RawOpsPerSec: 20000, Speed: bench.Speed{OpsPerSec: ops}, Frozen: f}
+	}
+	rep.Techniques[2].Frozen = frozen(500)
+	rep.Techniques[2].SpeedRounds = []RoundSpeed{
+		healthy(1, 1000, frozen(500)), // 0.50
+		healthy(2, 800, frozen(720)),  // 0.90
+		healthy(3, 900, frozen(810)),  // 0.90
+		healthy(4, 700, nil),          // froze nothing
+	}
+	_, redlock, _ := strings.Cut(speedTables(t, rep), "REDLOCK")
+	got := tableRows(redlock)["redlock"]
+	if want := []string{"5", "850", "720", "0.90 (0.50–0.90)", "0.72"}; len(got) < len(want) || strings.Join(got[:len(want)], "|") != strings.Join(want, "|") {
+		t.Errorf("REDLOCK row redlock = %q, want it to start %q: healthy the SPEED median, frozen ops/s and p99 the medians of the frozen runs, "+
+			"frozen/healthy the median of the rounds' ratios with their min–max", got, want)
+	}
+	if !strings.Contains(redlock, "the median of the rounds' ratios, min–max in brackets") {
+		t.Errorf("REDLOCK header does not say how frozen/healthy is taken over rounds:\n%s", redlock)
+	}
+	if html := writeParsed(t, rep).text.String(); !strings.Contains(html, "0.90 (0.50–0.90)") {
+		t.Errorf("HTML REDLOCK table lacks frozen/healthy 0.90 (0.50–0.90)")
+	}
+}
+
 // TestMedian: the middle value, the mean of the middle two, NaN for none.
 func TestMedian(t *testing.T) {
 	locktest.NoLeaks(t)

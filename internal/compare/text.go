@@ -211,7 +211,7 @@ func hasRedlock(rep *Report) bool {
 func writeRedlock(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "REDLOCK  multi-node techniques: uncontended ops/s healthy (as in SPEED) and with the last node frozen (each call bounded by %v), and contended apart\n", frozenCallBound)
 	if rep.hasRounds() {
-		fmt.Fprintln(w, "         frozen/healthy: against the healthy run on the same nodes just before the frozen one (round 1), not the median")
+		fmt.Fprintln(w, "         frozen/healthy: against the healthy run on the same nodes just before the frozen one, in each round, not the median: the median of the rounds' ratios, min–max in brackets; frozen ops/s and p99: medians")
 	}
 	tw := table(w)
 	fmt.Fprintln(tw, strings.Join(redlockHead, "\t"))
@@ -236,14 +236,8 @@ func redlockRows(rep *Report) [][]string {
 		if f.measured {
 			healthy = opsText(f.ops)
 		}
-		if t.Frozen != nil {
-			frozen, p99 = opsText(t.Frozen.OpsPerSec), msText(t.Frozen.Pair.P99)
-			// Against the healthy run on the same nodes just before it
-			// (round 1), not the median over rounds: the machine's speed
-			// drifts between rounds.
-			if t.Speed != nil && t.Speed.OpsPerSec > 0 {
-				ratio = fmt.Sprintf("%.2f", t.Frozen.OpsPerSec/t.Speed.OpsPerSec)
-			}
+		if fr := rep.frozenFigures(t); fr.measured {
+			frozen, p99, ratio = opsText(fr.ops), msText(fr.p99), fr.ratioText()
 		}
 		if a := rep.contention(t, false); a.c != nil { // as in CONTENDED
 			util, wait = pctText(a.c.Utilisation), msText(a.c.Wait.P99)
