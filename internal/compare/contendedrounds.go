@@ -100,11 +100,9 @@ func (r ContendedRound) report(w io.Writer, bound time.Duration) {
 		c         *bench.Contention
 	}{{"apart", r.ApartUnfinished, r.Apart}, {"shared", r.SharedUnfinished, r.Shared}}
 	for _, run := range runs {
-		switch {
-		case run.why != "":
-			fmt.Fprintf(w, "  %-24s contended %s: %s\n", "", run.kind, unfinishedText(bound))
-		case run.c != nil:
-			fmt.Fprintf(w, "  %-24s contended %s: %s\n", "", run.kind, contentionText(*run.c))
+		if run.c != nil || run.why != "" {
+			text, _ := contendedText(run.c, run.why, nil, bound)
+			fmt.Fprintf(w, "  %-24s contended %s: %s\n", "", run.kind, text)
 		}
 	}
 }
@@ -174,5 +172,5 @@ func (f contentionFigures) utilText() string {
 	if f.rounds == 0 {
 		return pctText(f.c.Utilisation)
 	}
-	return fmt.Sprintf("%s (%.0f–%.0f)", pctText(f.c.Utilisation), 100*f.low, 100*f.high)
+	return pctText(f.c.Utilisation) + " " + pctSpread(f.low, f.high)
 }

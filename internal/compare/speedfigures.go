@@ -124,7 +124,7 @@ func (f speedFigures) spreadText() string {
 	if math.IsNaN(f.low) {
 		return "-"
 	}
-	return fmt.Sprintf("(%.0f–%.0f)", 100*f.low, 100*f.high)
+	return pctSpread(f.low, f.high)
 }
 
 // roundsNote says how the rounds' figures were taken, for the SPEED

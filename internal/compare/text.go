@@ -292,6 +292,10 @@ func opsText(v float64) string { return fmt.Sprintf("%.0f", v) }
 // pctText renders a ratio as a whole percentage.
 func pctText(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
+// pctSpread renders the least and greatest of per-round fractions in
+// whole percent: "(72–81)".
+func pctSpread(low, high float64) string { return fmt.Sprintf("(%.0f–%.0f)", 100*low, 100*high) }
+
 // msText renders a duration in milliseconds with two or three significant
 // digits.
 func msText(d time.Duration) string {
