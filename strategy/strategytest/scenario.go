@@ -14,6 +14,9 @@ type scenario struct {
 	claimed  func(strategy.Properties) bool
 	// managed scenarios kill, freeze or replicate nodes.
 	managed bool
+	// blackBox scenarios use no fault point on any technique (they fault
+	// the network instead), so their runs are black-box everywhere.
+	blackBox bool
 	run     func(ctx context.Context, e *env, r *Result)
 }
 
@@ -33,6 +36,8 @@ func scenarios() []scenario {
 			claimed: func(p strategy.Properties) bool { return p.NodeFaultTolerant }, run: nodeFault},
 		{name: "fencing", property: "Fencing",
 			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
+		faultyNetworkScenario(),
+		faultyNetworkFencingScenario(),
 	}
 }
 
@@ -56,6 +61,7 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 	props := l.Properties()
 	r.Claimed = s.claimed(props)
 	_, r.WhiteBox = windowsOf(props.Name)
+	r.WhiteBox = r.WhiteBox && !s.blackBox
 	if s.managed && !e.managed {
 		r.Verdict, r.Account = NotApplicable, "skipped: needs managed nodes"
 		return r
