@@ -17,7 +17,7 @@ type scenario struct {
 	// blackBox scenarios use no fault point on any technique (they fault
 	// the network instead), so their runs are black-box everywhere.
 	blackBox bool
-	run     func(ctx context.Context, e *env, r *Result)
+	run      func(ctx context.Context, e *env, r *Result)
 }
 
 // scenarios lists the suite in the order it runs and reports.
