@@ -129,6 +129,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return report, err
 	}
+	if len(cfg.Proxies) == 0 {
+		report.Faults = nil // nothing to fault
+	}
 	r := &run{cfg: cfg, report: &report, check: newChecker(cfg.TTL, &report)}
 	defer r.close()
 	if err := r.build(); err != nil {

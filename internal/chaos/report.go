@@ -18,7 +18,7 @@ const LockableBound = time.Second
 type Report struct {
 	Seed     int64
 	Duration time.Duration // of the faults
-	Faults   []Fault       // the kinds the schedules drew from
+	Faults   []Fault       // the kinds the schedules drew from; nil with no proxy
 	// Phases counts the fault phases applied, by name ("latency 400ms",
 	// "cut", "swallow", "swallow one"), over every faulty node.
 	Phases map[string]int
@@ -69,6 +69,9 @@ func (r Report) String() string {
 }
 
 func faultNames(fs []Fault) string {
+	if len(fs) == 0 {
+		return "none"
+	}
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		names[i] = string(f)
