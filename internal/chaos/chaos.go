@@ -45,6 +45,10 @@ type Config struct {
 	Keys []string
 	// LockTimeout bounds each Lock call; zero means DefaultLockTimeout.
 	LockTimeout time.Duration
+	// LockableWait bounds the Lock of each key after healing; zero means
+	// TTL + LockTimeout, time for a lock orphaned by a lost reply to
+	// expire and be taken.
+	LockableWait time.Duration
 
 	// Nodes are the addresses every Locker dials, one pool each, in the
 	// order New takes its pools: a faulty node's proxy address
@@ -78,6 +82,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.Duration = cmpOr(c.Duration, DefaultDuration)
 	c.TTL = cmpOr(c.TTL, DefaultTTL)
 	c.LockTimeout = cmpOr(c.LockTimeout, DefaultLockTimeout)
+	c.LockableWait = cmpOr(c.LockableWait, c.TTL+c.LockTimeout)
 	c.Lockers = cmpOr(c.Lockers, DefaultLockers)
 	c.Workers = cmpOr(c.Workers, DefaultWorkers)
 	if c.Faults == nil {
@@ -119,8 +124,8 @@ type run struct {
 // Run runs the chaos described by cfg and returns what it observed. It
 // returns once the faults have run for cfg.Duration, the proxies have
 // healed, every worker has stopped and released its lease, every key has
-// been locked once more (or not, within TTL + LockTimeout), and the
-// Lockers and pools it built are closed. Its error is kept for a run that
+// been locked once more (or not, within LockableWait), the counters are
+// read and deleted, and the Lockers and pools it built are closed. Its error is kept for a run that
 // could not be done (a bad Config, a Locker that could not be built, the
 // healthy counter node failing) or ctx ending; violations are the Report's.
 func Run(ctx context.Context, cfg Config) (Report, error) {
@@ -195,6 +200,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			return report, fmt.Errorf("lockzoo: chaos: read counter of %s: %w", key, err)
 		}
 		r.check.lost(key, n)
+	}
+	for _, key := range cfg.Keys {
+		if err := r.counterDo(ctx, "DEL", CounterKey(cfg.Prefix, key)); err != nil {
+			return report, err
+		}
 	}
 	return report, nil
 }

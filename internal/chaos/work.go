@@ -97,7 +97,7 @@ func (r *run) release(ctx context.Context, lease strategy.Lease) {
 
 // lockable locks every key once, at the same time, the faults healed and
 // the workers gone, and records how long each took; a key not locked
-// within TTL + LockTimeout counts as Unlockable. Each key is tried through
+// within LockableWait counts as Unlockable. Each key is tried through
 // a different Locker, as a new holder in any process would.
 func (r *run) lockable(ctx context.Context) {
 	start := time.Now()
@@ -105,7 +105,7 @@ func (r *run) lockable(ctx context.Context) {
 	for i, key := range r.cfg.Keys {
 		l := r.lockers[i%len(r.lockers)]
 		wg.Go(func() {
-			lctx, cancel := context.WithTimeout(r.name(ctx, "after healing"), r.cfg.TTL+r.cfg.LockTimeout)
+			lctx, cancel := context.WithTimeout(r.name(ctx, "after healing"), r.cfg.LockableWait)
 			defer cancel()
 			lease, err := l.Lock(lctx, key)
 			took := time.Since(start)

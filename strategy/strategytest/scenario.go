@@ -37,7 +37,6 @@ func scenarios() []scenario {
 		{name: "fencing", property: "Fencing",
 			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
 		faultyNetworkScenario(),
-		faultyNetworkFencingScenario(),
 	}
 }
 
