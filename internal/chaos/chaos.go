@@ -118,7 +118,7 @@ type run struct {
 	report  *Report
 	check   *checker
 	lockers []strategy.Locker
-	pools   []*redis.Pool
+	pools   []addrPool
 }
 
 // Run runs the chaos described by cfg and returns what it observed. It
@@ -250,14 +250,26 @@ func (r *run) close() {
 	}
 }
 
-func dialPool(addr string) *redis.Pool {
-	return &redis.Pool{
+// addrPool is a pool of connections to one address that tells the
+// address (Addr), for Lockers built on clients that dial by address (the
+// peers' go-redis ones): they must dial the proxy too, not the server
+// behind it.
+type addrPool struct {
+	*redis.Pool
+	addr string
+}
+
+// Addr returns the address the pool dials.
+func (p addrPool) Addr() string { return p.addr }
+
+func dialPool(addr string) addrPool {
+	return addrPool{addr: addr, Pool: &redis.Pool{
 		MaxIdle:     16,
 		IdleTimeout: time.Minute,
 		DialContext: func(ctx context.Context) (redis.Conn, error) {
 			return redis.DialContext(ctx, "tcp", addr, redis.DialConnectTimeout(time.Second))
 		},
-	}
+	}}
 }
 
 // follow applies s's phases to p until ctx ends.

@@ -108,7 +108,7 @@ func (e *env) chaos(ctx context.Context) (chaos.Report, error) {
 		Seed: faultySeed, Duration: faultyDuration, TTL: faultyTTL, LockableWait: faultyLockableWait,
 		Prefix:  e.prefix,
 		Counter: e.pools[0],
-		Wrap:    func(pool strategy.Pool, i int) strategy.Pool { return e.traced(pool, nodeName(i, len(e.addrs))) },
+		Wrap:    func(pool strategy.Pool, i int) strategy.Pool { return e.tracedKeepAddr(pool, nodeName(i, len(e.addrs))) },
 		Client:  as,
 		New: func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 			l, err := e.target.New(pools, cfg)
@@ -146,3 +146,23 @@ func (c closing) Close() error {
 	}
 	return nil
 }
+
+// tracedKeepAddr is traced, keeping the pool's Addr method when it has one:
+// a Locker on a client that dials by address (a peer's) must dial the
+// proxy the pool dials, not find the server behind it.
+func (e *env) tracedKeepAddr(pool strategy.Pool, node string) strategy.Pool {
+	t := e.traced(pool, node)
+	if a, ok := pool.(interface{ Addr() string }); ok {
+		return addrPool{Pool: t, addr: a.Addr()}
+	}
+	return t
+}
+
+// addrPool is a pool that tells the address it dials.
+type addrPool struct {
+	strategy.Pool
+	addr string
+}
+
+// Addr returns the address the pool dials.
+func (p addrPool) Addr() string { return p.addr }
