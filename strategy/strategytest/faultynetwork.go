@@ -108,8 +108,10 @@ func (e *env) chaos(ctx context.Context) (chaos.Report, error) {
 		Seed: faultySeed, Duration: faultyDuration, TTL: faultyTTL, LockableWait: faultyLockableWait,
 		Prefix:  e.prefix,
 		Counter: e.pools[0],
-		Wrap:    func(pool strategy.Pool, i int) strategy.Pool { return e.tracedKeepAddr(pool, nodeName(i, len(e.addrs))) },
-		Client:  as,
+		Wrap: func(pool strategy.Pool, i int) strategy.Pool {
+			return e.tracedKeepAddr(pool, nodeName(i, len(e.addrs)))
+		},
+		Client: as,
 		New: func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 			l, err := e.target.New(pools, cfg)
 			if err != nil {
