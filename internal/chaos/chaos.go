@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,12 +80,12 @@ func CounterKey(prefix, key string) string { return prefix + "chaos-counter:" + 
 
 // withDefaults fills the zero fields and checks the rest.
 func (c Config) withDefaults() (Config, error) {
-	c.Duration = cmpOr(c.Duration, DefaultDuration)
-	c.TTL = cmpOr(c.TTL, DefaultTTL)
-	c.LockTimeout = cmpOr(c.LockTimeout, DefaultLockTimeout)
-	c.LockableWait = cmpOr(c.LockableWait, c.TTL+c.LockTimeout)
-	c.Lockers = cmpOr(c.Lockers, DefaultLockers)
-	c.Workers = cmpOr(c.Workers, DefaultWorkers)
+	c.Duration = cmp.Or(c.Duration, DefaultDuration)
+	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	c.LockTimeout = cmp.Or(c.LockTimeout, DefaultLockTimeout)
+	c.LockableWait = cmp.Or(c.LockableWait, c.TTL+c.LockTimeout)
+	c.Lockers = cmp.Or(c.Lockers, DefaultLockers)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	if c.Faults == nil {
 		c.Faults = AllFaults()
 	}
@@ -93,23 +94,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.New == nil:
-		return c, errors.New("lockzoo: chaos: Config.New is nil")
+		return c, fmt.Errorf("lockzoo: chaos: Config.New is nil: %w", strategy.ErrInvalidConfig)
 	case len(c.Nodes) == 0:
-		return c, errors.New("lockzoo: chaos: Config.Nodes is empty")
+		return c, fmt.Errorf("lockzoo: chaos: Config.Nodes is empty: %w", strategy.ErrInvalidConfig)
 	case c.Counter == nil:
-		return c, errors.New("lockzoo: chaos: Config.Counter is nil")
+		return c, fmt.Errorf("lockzoo: chaos: Config.Counter is nil: %w", strategy.ErrInvalidConfig)
 	case len(c.Faults) == 0 && len(c.Proxies) > 0:
-		return c, errors.New("lockzoo: chaos: Config.Faults is empty")
+		return c, fmt.Errorf("lockzoo: chaos: Config.Faults is empty: %w", strategy.ErrInvalidConfig)
 	}
 	return c, nil
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // run is one Run's state.
