@@ -134,3 +134,25 @@ func (c barrierConn) DoContext(ctx context.Context, cmd string, args ...any) (an
 func (c barrierConn) ReceiveContext(ctx context.Context) (any, error) {
 	return redis.ReceiveContext(c.Conn, ctx)
 }
+
+// TestRunBadConfig: a Config missing what a run needs is refused before
+// anything starts.
+func TestRunBadConfig(t *testing.T) {
+	newLocker := func([]strategy.Pool, strategy.Config) (strategy.Locker, error) { return &grantAll{}, nil }
+	tests := []struct {
+		name string
+		cfg  chaos.Config
+		want string
+	}{
+		{name: "no New", cfg: chaos.Config{Nodes: []string{"x"}}, want: "Config.New"},
+		{name: "no Nodes", cfg: chaos.Config{New: newLocker}, want: "Config.Nodes"},
+		{name: "no Counter", cfg: chaos.Config{New: newLocker, Nodes: []string{"x"}}, want: "Config.Counter"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := chaos.Run(context.Background(), tc.cfg)
+			require.ErrorIs(t, err, strategy.ErrInvalidConfig)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
