@@ -6,11 +6,15 @@
 # make compare-peers does the same with redsync, bsm/redislock and
 # rueidislock as rows beside lockzoo's techniques (the peers/ module) and
 # writes the HTML report to $(COMPARE_PEERS_HTML); make test-peers runs the
-# peers module's vet and tests.
+# peers module's vet and tests; make chaos runs the chaos test (internal/chaos)
+# on lua_release and redlock for CHAOS_SECONDS each (make test runs it for
+# 10 s each), printing its seed: CHAOS_SEED=<seed> replays a run and
+# CHAOS_FAULTS=latency,cut,swallow picks the fault kinds.
 GO ?= go
 COMPARE_PEERS_HTML ?= $(CURDIR)/compare-peers.html
+CHAOS_SECONDS ?= 60
 
-.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers
+.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers chaos
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -36,3 +40,6 @@ compare-peers:
 
 test-peers:
 	cd peers && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./...
+
+chaos:
+	CHAOS_SECONDS=$(CHAOS_SECONDS) $(GO) test -race -count=1 -v -timeout 30m -run '^TestChaos$$' ./internal/chaos/

@@ -66,8 +66,26 @@ func writeGuarantees(w io.Writer, rep *Report) {
 	tw.Flush()
 }
 
-// propertyHeader names the property scenario checks, from any result of it.
+// propertyHeader names the property scenario checks, from any result of it;
+// when an earlier scenario checks the same property (faulty-network after
+// mutual-exclusion), the scenario's name follows in parentheses, so that
+// no two columns read alike.
 func propertyHeader(rep *Report, scenario string) string {
+	prop := scenarioProperty(rep, scenario)
+	for _, s := range rep.Scenarios {
+		if s == scenario {
+			break
+		}
+		if scenarioProperty(rep, s) == prop {
+			return prop + " (" + scenario + ")"
+		}
+	}
+	return prop
+}
+
+// scenarioProperty returns the property of scenario from any result of it,
+// or the scenario's name when no result names one.
+func scenarioProperty(rep *Report, scenario string) string {
 	for _, t := range rep.Techniques {
 		if r, ok := t.result(scenario); ok && r.Property != "" {
 			return r.Property

@@ -17,8 +17,8 @@ const proxyDialTimeout = time.Second
 
 // Proxy is a TCP proxy on a loopback port in front of one Redis server, for
 // network-fault tests: it forwards bytes both ways and, when told, delays
-// them, drops Redis's replies (all of them, or exactly the next n) or drops
-// everything. Create it with NewProxy;
+// them, drops Redis's replies (all of them, whole ones while a fault lasts,
+// or exactly the next n) or drops everything. Create it with NewProxy;
 // it stops when the test ends.
 //
 // Faults apply to bytes as the proxy reads them, on every connection, open
@@ -28,7 +28,7 @@ const proxyDialTimeout = time.Second
 // protocol, so a client must close such a connection rather than reuse it;
 // redigo does so after any read timeout.
 //
-// Addr, Pool, the fault methods, Mode and Accepted may be called from any
+// Addr, Pool, the fault methods, Mode, Accepted and Swallowed may be called from any
 // goroutine, also while connections carry traffic (from a time.AfterFunc
 // that heals the network, say).
 type Proxy struct {
@@ -41,6 +41,9 @@ type Proxy struct {
 	dropNext atomic.Int64
 	// accepted counts the client connections accepted so far.
 	accepted atomic.Int64
+	// swallowed counts the whole replies SwallowReplies and
+	// DropNextReplies discarded.
+	swallowed atomic.Int64
 
 	mu     sync.Mutex
 	closed bool
@@ -81,6 +84,11 @@ func (p *Proxy) Pool() *redis.Pool { return p.pool }
 
 // Accepted returns how many client connections the proxy has accepted.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Swallowed returns how many whole replies SwallowReplies and
+// DropNextReplies have discarded so far (not what DropReplies or BlackHole
+// dropped, which need not be whole replies).
+func (p *Proxy) Swallowed() int64 { return p.swallowed.Load() }
 
 // acceptLoop accepts client connections until the listener is closed.
 func (p *Proxy) acceptLoop() {
@@ -186,7 +194,11 @@ func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop
 				// starts at a reply's first byte.
 				b = scan.filter(b, func() bool {
 					// Replies dropped anyway do not spend the count.
-					return !f.dropReplies && p.claimDrop()
+					drop := f.swallowReplies || !f.dropReplies && p.claimDrop()
+					if drop {
+						p.swallowed.Add(1)
+					}
+					return drop
 				})
 			} else {
 				b = append([]byte(nil), b...)

@@ -13,13 +13,16 @@ type proxyFault struct {
 	// dropRequests and dropReplies discard what the client sends and what
 	// the server sends.
 	dropRequests, dropReplies bool
+	// swallowReplies discards every reply that starts while the fault is
+	// on, whole, keeping the stream in step with the protocol.
+	swallowReplies bool
 }
 
 // passThrough returns the fault that forwards everything at once.
 func passThrough() *proxyFault { return &proxyFault{name: "pass"} }
 
 // Mode returns the current fault's name: "pass", "delay 100ms",
-// "drop-replies" or "black-hole", followed by ", drop next N replies" while
+// "drop-replies", "swallow-replies" or "black-hole", followed by ", drop next N replies" while
 // DropNextReplies has replies left to discard.
 func (p *Proxy) Mode() string {
 	name := p.fault.Load().name
@@ -79,6 +82,19 @@ func (p *Proxy) Delay(d time.Duration) {
 // stay open.
 func (p *Proxy) DropReplies() {
 	p.fault.Store(&proxyFault{name: "drop-replies", dropReplies: true})
+}
+
+// SwallowReplies makes the proxy forward what clients send and discard,
+// whole, every reply the server starts to send while the fault lasts, on
+// every connection: commands take effect, their clients wait for replies
+// that never come, and the connections stay open and in step with the
+// protocol, so the first reply after Heal reads as a well-formed reply to
+// whatever its client waits for. That is the fault behind a reply handed to
+// the wrong caller: unlike DropReplies, which drops whatever bytes it reads
+// and can leave half a reply, it never breaks the stream's framing, so a
+// client notices only by matching replies to its requests.
+func (p *Proxy) SwallowReplies() {
+	p.fault.Store(&proxyFault{name: "swallow-replies", swallowReplies: true})
 }
 
 // BlackHole makes the proxy discard everything it reads in both directions,

@@ -5,7 +5,7 @@
 //	import "github.com/lockzoo/lockzoo/strategy/strategytest"
 //
 // There is a scenario for each field of strategy.Properties, plus plain
-// mutual exclusion and crash liveness:
+// mutual exclusion, crash liveness and exclusion on a faulty network:
 //
 //   - mutual-exclusion: workers contend for one key and update a counter in
 //     Redis inside the lock; every critical section is recorded on one
@@ -28,6 +28,16 @@
 //     lost); a second client must not get the lock.
 //   - fencing: a holder paused past its TTL writes to a resource that checks
 //     fencing tokens (package fencing); its stale write must be refused.
+//   - faulty-network: 4 Lockers × 2 workers contend for 3 keys while the
+//     network to the lock node (a minority of the nodes, for a multi-node
+//     technique) adds latency, cuts connections and swallows replies, on a
+//     seeded schedule (internal/chaos); an overlap, a lost update, a
+//     Deadline outside [Lock call start, return + TTL] or, where Fencing is
+//     claimed, a fence not above the key's last is a violation. Exclusion
+//     is claimed here by techniques whose release is owner-safe (a release
+//     whose reply was lost is retried). The faults are the network's, so
+//     the run is black-box on every technique: an unclaimed property's
+//     result is reported, not judged.
 //
 // Races are narrow windows. For lockzoo's own techniques the scenarios stop
 // clients at the technique's named fault points (internal/fault), so each

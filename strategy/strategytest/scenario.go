@@ -14,7 +14,10 @@ type scenario struct {
 	claimed  func(strategy.Properties) bool
 	// managed scenarios kill, freeze or replicate nodes.
 	managed bool
-	run     func(ctx context.Context, e *env, r *Result)
+	// blackBox scenarios use no fault point on any technique (they fault
+	// the network instead), so their runs are black-box everywhere.
+	blackBox bool
+	run      func(ctx context.Context, e *env, r *Result)
 }
 
 // scenarios lists the suite in the order it runs and reports.
@@ -33,6 +36,7 @@ func scenarios() []scenario {
 			claimed: func(p strategy.Properties) bool { return p.NodeFaultTolerant }, run: nodeFault},
 		{name: "fencing", property: "Fencing",
 			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
+		faultyNetworkScenario(),
 	}
 }
 
@@ -56,6 +60,7 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 	props := l.Properties()
 	r.Claimed = s.claimed(props)
 	_, r.WhiteBox = windowsOf(props.Name)
+	r.WhiteBox = r.WhiteBox && !s.blackBox
 	if s.managed && !e.managed {
 		r.Verdict, r.Account = NotApplicable, "skipped: needs managed nodes"
 		return r

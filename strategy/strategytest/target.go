@@ -49,6 +49,7 @@ type env struct {
 	target  Target
 	name    string
 	nodes   []*redistest.Node // nil when running on existing servers
+	addrs   []string          // the nodes' addresses, managed or not
 	pools   []strategy.Pool
 	prefix  string
 	managed bool
@@ -65,6 +66,7 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 		}
 		e.prefix = "lockzoo-suite:" + uuid.NewString()[:8] + ":"
 		for _, addr := range opts.Addrs[:n] {
+			e.addrs = append(e.addrs, addr)
 			pool := dialPool(addr)
 			tb.Cleanup(func() { pool.Close() })
 			e.pools = append(e.pools, e.traced(pool, nodeName(len(e.pools), n)))
@@ -73,6 +75,7 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 		e.managed = true
 		e.nodes = redistest.Start(tb, n)
 		for i, node := range e.nodes {
+			e.addrs = append(e.addrs, node.Addr())
 			e.pools = append(e.pools, e.traced(node.Pool(), nodeName(i, n)))
 		}
 	}
