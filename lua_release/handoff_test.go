@@ -2,10 +2,12 @@ package luarelease_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/protocol"
@@ -101,45 +103,49 @@ func TestReleaseNoticeWakesRemoteWaiter(t *testing.T) {
 }
 
 // TestLostNoticeFallsBackToTimer: the subscription connection is killed
-// while a waiter waits; the waiter still gets the lock through its timer,
-// and after the Hub reconnects, notices wake waiters again.
+// while a waiter waits and the Hub reconnects; then the release's notice to
+// the waiter is lost in transit. The waiter still gets the lock, through its
+// timer: no notice reaches it, and no poke either (the Hub's only poke, for
+// the killed connection, came before it resubscribed, and the waiter's
+// attempt on it was refused). After the Hub reconnects, notices wake
+// waiters again.
 func TestLostNoticeFallsBackToTimer(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	holder := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute})
-	waiter := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: strategy.Fixed(300 * time.Millisecond)})
+	// The waiter's connections, its subscription's too, go through a proxy
+	// that can lose one reply: the notice.
+	proxy := redistest.NewProxy(t, node.Addr())
+	waiter := newLocker(t, proxy.Pool(), strategy.Config{TTL: time.Minute, Retry: strategy.Fixed(300 * time.Millisecond)})
 
 	lease, err := holder.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("Lock() = %v, want nil", err)
-	}
+	require.NoError(t, err, "holder Lock()")
 	done := lockAsync(ctx, waiter, "k")
 	waitSubscribed(t, node, inboxK)
-	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
-		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
-	}
-	if err := lease.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock() = %v, want nil", err)
-	}
-	waitLocked(t, done, 5*time.Second, "timer fallback after a lost notice")
+	seen := lastSeen(t, node)
+	_, err = node.Do("CLIENT", "KILL", "TYPE", "pubsub")
+	require.NoError(t, err, "CLIENT KILL TYPE pubsub")
+	waitSubscribed(t, node, inboxK) // the Hub reconnected: its poke came before
+	waitSeenAfter(t, node, seen)    // and the waiter's attempt on it was refused
+
+	proxy.DropNextReplies(1)
+	require.NoError(t, lease.Unlock(ctx), "holder Unlock()")
+	require.Eventually(t, func() bool { return proxy.Mode() == "pass" }, 10*time.Second, time.Millisecond,
+		"the release's notice never reached the waiter's proxy to be dropped: proxy mode %q", proxy.Mode())
+	waitLocked(t, done, 10*time.Second, "its timer, after the notice was lost")
 
 	// The Hub reconnected: a waiter that never polls is woken again.
 	slow := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, Retry: noPolling})
 	lease, err = holder.Lock(ctx, "k")
-	if err != nil {
-		t.Fatalf("Lock() = %v, want nil", err)
-	}
+	require.NoError(t, err, "holder Lock()")
 	done = lockAsync(ctx, slow, "k")
 	waitSubscribed(t, node, inboxK)
-	if _, err := node.Do("CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
-		t.Fatalf("CLIENT KILL TYPE pubsub = %v, want nil", err)
-	}
+	_, err = node.Do("CLIENT", "KILL", "TYPE", "pubsub")
+	require.NoError(t, err, "CLIENT KILL TYPE pubsub")
 	waitSubscribed(t, node, inboxK) // resubscribed after reconnecting
-	if err := lease.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock() = %v, want nil", err)
-	}
+	require.NoError(t, lease.Unlock(ctx), "holder Unlock()")
 	waitLocked(t, done, 5*time.Second, "notice after reconnect")
 }
 
@@ -238,4 +244,24 @@ func TestFencesIncrease(t *testing.T) {
 func waitSubscribed(t *testing.T, node *redistest.Node, prefix string) {
 	t.Helper()
 	redistest.WaitSubscribed(t, prefix+"*", node)
+}
+
+// lastSeen returns the score of the head of "k"'s line in its seen set:
+// when its waiter's last attempt reached Redis (server time, ms).
+func lastSeen(t *testing.T, node *redistest.Node) int64 {
+	t.Helper()
+	v, err := redis.Strings(node.Do("ZRANGE", seenK, 0, 0, "WITHSCORES"))
+	require.NoError(t, err, "ZRANGE %s", seenK)
+	require.Len(t, v, 2, "ZRANGE %s WITHSCORES: want the waiter and its score", seenK)
+	score, err := strconv.ParseInt(v[1], 10, 64)
+	require.NoError(t, err, "score of %s", v[0])
+	return score
+}
+
+// waitSeenAfter waits, up to 10 s, until the waiter heading "k"'s line has
+// made an attempt since its last attempt was seen at before.
+func waitSeenAfter(t *testing.T, node *redistest.Node, before int64) {
+	t.Helper()
+	require.Eventually(t, func() bool { return lastSeen(t, node) > before }, 10*time.Second, time.Millisecond,
+		"the waiter made no attempt after the one seen at %d", before)
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -24,46 +27,34 @@ func TestStaleReleaseDeletesNewHolder(t *testing.T) {
 	long := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})  // B, C
 
 	a, err := short.TryLock(ctx, "k")
-	if err != nil {
-		t.Fatalf("TryLock() by A = %v, want nil", err)
-	}
+	require.NoError(t, err, "TryLock() by A")
 	s := locktest.StopAt(t, fault.SetNXExReleaseAfterGet, a.Unlock) // A's GET matched
 	b := lockAfterExpiry(t, long, "k")
-	if got := locktest.Get(t, node, "lock:k"); got != b.Token() {
-		t.Fatalf("GET lock:k after B's Lock = %q, want B's token %q", got, b.Token())
-	}
+	require.Equal(t, b.Token(), locktest.Get(t, node, "lock:k"), "GET lock:k after B's Lock, want B's token")
+	// A's lease ended (its Deadline passed) before B's Lock returned. B is
+	// in its critical section from its Lock until its Unlock: its Deadline
+	// is a minute away.
+	var overlap locktest.Overlap
+	overlap.Enter()
 
-	if err := s.Resume(); err != nil {
-		t.Errorf("A's stale Unlock() = %v, want nil (its DEL deleted a key, so it sees success)", err)
-	}
-	if got := locktest.Get(t, node, "lock:k"); got != "" {
-		t.Fatalf("GET lock:k after A's DEL = %q, want no key: A's DEL must have deleted B's lock", got)
-	}
+	assert.NoError(t, s.Resume(), "A's stale Unlock(): its DEL deleted a key, so it sees success")
+	assert.Empty(t, locktest.Get(t, node, "lock:k"), "GET lock:k after A's DEL, want no key: A's DEL must have deleted B's lock")
 
 	c, err := long.TryLock(ctx, "k")
-	if err != nil {
-		t.Fatalf("TryLock() by C while B holds = %v, want nil (A's DEL freed B's lock)", err)
+	if err == nil {
+		overlap.Enter() // C's TryLock let it in while B, not unlocked, is inside
 	}
-	var overlap locktest.Overlap
+	assert.EqualValues(t, 1, overlap.Violations(), "holders inside at once, want 1: C's TryLock = %v while B had not unlocked", err)
+	require.NoError(t, err, "TryLock() by C while B holds, want nil (A's DEL freed B's lock)")
 	for _, l := range []strategy.Lease{b, c} {
-		if now := time.Now(); !now.Before(l.Deadline()) {
-			t.Errorf("lease %s Deadline() = %v, want after now %v", l.Token(), l.Deadline(), now)
-		}
-		overlap.Enter() // both holders go into the critical section
+		assert.True(t, time.Now().Before(l.Deadline()), "lease %s Deadline() = %v, want after now: both believe they hold the lock", l.Token(), l.Deadline())
 	}
-	if got := overlap.Violations(); got != 1 {
-		t.Errorf("overlapping holders = %d, want 1 (B and C)", got)
-	}
-	if got := locktest.Get(t, node, "lock:k"); got != c.Token() {
-		t.Errorf("GET lock:k after C's TryLock = %q, want C's token %q", got, c.Token())
-	}
+	assert.Equal(t, c.Token(), locktest.Get(t, node, "lock:k"), "GET lock:k after C's TryLock, want C's token")
 	// B learns it lost the lock only when it tries to release it.
-	if err := b.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
-		t.Errorf("B's Unlock() = %v, want %v", err, strategy.ErrNotHeld)
-	}
-	if err := c.Unlock(ctx); err != nil {
-		t.Errorf("C's Unlock() = %v, want nil", err)
-	}
+	assert.ErrorIs(t, b.Unlock(ctx), strategy.ErrNotHeld, "B's Unlock()")
+	overlap.Exit()
+	assert.NoError(t, c.Unlock(ctx), "C's Unlock()")
+	overlap.Exit()
 }
 
 // TestStaleExtendProlongsNewHolder is the extend twin: A's GET matches, A

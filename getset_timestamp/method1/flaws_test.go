@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/locktest"
@@ -98,39 +100,34 @@ func TestAnyDELReleases(t *testing.T) {
 	ctx := context.Background()
 	l := locktest.MustNew(t, factory, node.Pool(), strategy.Config{TTL: time.Minute})
 
+	// A holder is in its critical section from the TryLock that returned
+	// its lease until its Unlock; the leases last a minute, so none ends
+	// meanwhile.
+	var overlap locktest.Overlap
 	a, err := l.TryLock(ctx, "k")
-	if err != nil {
-		t.Fatalf("TryLock() by A = %v, want nil", err)
-	}
+	require.NoError(t, err, "TryLock() by A")
+	overlap.Enter()
 	locktest.MustDo(t, node, "DEL", "lock:k") // another client's release
 	b, err := l.TryLock(ctx, "k")
-	if err != nil {
-		t.Fatalf("TryLock() by B after another client's DEL = %v, want nil (the DEL freed A's lock)", err)
+	if err == nil {
+		overlap.Enter() // B's TryLock let it in while A, not unlocked, is inside
 	}
-	if a.Token() != b.Token() {
-		t.Errorf("A and B Token() = %q and %q, want the same %q: nothing tells holders apart", a.Token(), b.Token(), "1")
-	}
-	if err := a.Unlock(ctx); err != nil {
-		t.Errorf("A's Unlock() = %v, want nil (its DEL found B's key)", err)
-	}
+	assert.EqualValues(t, 1, overlap.Violations(), "holders inside at once after B's TryLock = %v, want 1 (A and B)", err)
+	require.NoError(t, err, "TryLock() by B after another client's DEL, want nil (the DEL freed A's lock)")
+	assert.Equal(t, a.Token(), b.Token(), "A and B Token(), want the same %q: nothing tells holders apart", "1")
+	assert.NoError(t, a.Unlock(ctx), "A's Unlock(): its DEL found B's key")
+	overlap.Exit()
 	c, err := l.TryLock(ctx, "k")
-	if err != nil {
-		t.Fatalf("TryLock() by C while B holds = %v, want nil (A's DEL freed B's lock)", err)
+	if err == nil {
+		overlap.Enter() // C's TryLock let it in while B, not unlocked, is inside
 	}
-	var overlap locktest.Overlap
+	assert.EqualValues(t, 2, overlap.Violations(), "holders inside at once after C's TryLock = %v, want 2 (A and B, then B and C)", err)
+	require.NoError(t, err, "TryLock() by C while B holds, want nil (A's DEL freed B's lock)")
 	for _, lease := range []strategy.Lease{b, c} {
-		if now := time.Now(); !now.Before(lease.Deadline()) {
-			t.Errorf("Deadline() = %v, want after now %v", lease.Deadline(), now)
-		}
-		overlap.Enter() // both holders go into the critical section
+		assert.True(t, time.Now().Before(lease.Deadline()), "Deadline() = %v, want after now: both believe they hold the lock", lease.Deadline())
 	}
-	if got := overlap.Violations(); got != 1 {
-		t.Errorf("overlapping holders = %d, want 1 (B and C)", got)
-	}
-	if err := b.Unlock(ctx); err != nil {
-		t.Errorf("B's Unlock() = %v, want nil (it deletes C's lock in turn)", err)
-	}
-	if err := c.Unlock(ctx); !errors.Is(err, strategy.ErrNotHeld) {
-		t.Errorf("C's Unlock() = %v, want %v (B's DEL removed the key)", err, strategy.ErrNotHeld)
-	}
+	assert.NoError(t, b.Unlock(ctx), "B's Unlock(): it deletes C's lock in turn")
+	overlap.Exit()
+	assert.ErrorIs(t, c.Unlock(ctx), strategy.ErrNotHeld, "C's Unlock(): B's DEL removed the key")
+	overlap.Exit()
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -47,38 +50,30 @@ func TestP2P3BothHold(t *testing.T) {
 	var lease2, lease3 strategy.Lease
 	s2 := locktest.StopAt(t, fault.GetSetTimestampMethod2AcquireAfterGet, tryLock(p2, "k", &lease2))
 	s3 := locktest.StopAt(t, fault.GetSetTimestampMethod2AcquireAfterGet, tryLock(p3, "k", &lease3))
-	// Both have seen p1's time passed. p2 goes on first.
-	if err := s2.Resume(); err != nil {
-		t.Fatalf("TryLock() by p2 = %v, want nil", err)
-	}
-	if got := locktest.Get(t, node, "lock:k"); got != lease2.Token() {
-		t.Fatalf("GET lock:k after p2 = %q, want p2's time %q", got, lease2.Token())
-	}
-	// p3's DEL deletes p2's live lock; its SETNX then succeeds.
-	if err := s3.Resume(); err != nil {
-		t.Fatalf("TryLock() by p3 while p2 holds = %v, want nil (its DEL removed p2's lock)", err)
-	}
-	if got := locktest.Get(t, node, "lock:k"); got != lease3.Token() {
-		t.Errorf("GET lock:k after p3 = %q, want p3's time %q", got, lease3.Token())
-	}
+	// Both have seen p1's time passed. p2 goes on first. A holder is in
+	// its critical section from the TryLock that returned its lease until
+	// its Unlock.
 	var overlap locktest.Overlap
-	for _, lease := range []strategy.Lease{lease2, lease3} {
-		if now := time.Now(); !now.Before(lease.Deadline()) {
-			t.Errorf("lease %s Deadline() = %v, want after now %v", lease.Token(), lease.Deadline(), now)
-		}
-		overlap.Enter() // both holders go into the critical section
+	require.NoError(t, s2.Resume(), "TryLock() by p2")
+	overlap.Enter()
+	require.Equal(t, lease2.Token(), locktest.Get(t, node, "lock:k"), "GET lock:k after p2, want p2's time")
+	// p3's DEL deletes p2's live lock; its SETNX then succeeds.
+	err := s3.Resume()
+	if err == nil {
+		overlap.Enter() // p3's TryLock let it in while p2, not unlocked, is inside
 	}
-	if got := overlap.Violations(); got != 1 {
-		t.Errorf("overlapping holders = %d, want 1 (p2 and p3)", got)
+	assert.EqualValues(t, 1, overlap.Violations(), "holders inside at once, want 1: p3's TryLock = %v while p2 had not unlocked", err)
+	require.NoError(t, err, "TryLock() by p3 while p2 holds, want nil (its DEL removed p2's lock)")
+	assert.Equal(t, lease3.Token(), locktest.Get(t, node, "lock:k"), "GET lock:k after p3, want p3's time")
+	for _, lease := range []strategy.Lease{lease2, lease3} {
+		assert.True(t, time.Now().Before(lease.Deadline()), "lease %s Deadline() = %v, want after now: both believe they hold the lock", lease.Token(), lease.Deadline())
 	}
 	// p2 cannot tell: its Unlock, a plain DEL, deletes p3's lock and
 	// reports success.
-	if err := lease2.Unlock(context.Background()); err != nil {
-		t.Errorf("p2's Unlock() = %v, want nil (it deletes p3's lock)", err)
-	}
-	if err := lease3.Unlock(context.Background()); !errors.Is(err, strategy.ErrNotHeld) {
-		t.Errorf("p3's Unlock() = %v, want %v (p2's DEL removed the key)", err, strategy.ErrNotHeld)
-	}
+	assert.NoError(t, lease2.Unlock(context.Background()), "p2's Unlock(): it deletes p3's lock")
+	overlap.Exit()
+	assert.ErrorIs(t, lease3.Unlock(context.Background()), strategy.ErrNotHeld, "p3's Unlock(): p2's DEL removed the key")
+	overlap.Exit()
 }
 
 // TestChangedDuringAttempt changes the key from outside while a waiter is

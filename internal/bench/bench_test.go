@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -137,6 +139,11 @@ func checkContention(t *testing.T, c bench.Contention, w bench.Workload, lockers
 	if c.Handoff.P50 <= 0 || c.Handoff.P99 < c.Handoff.P50 {
 		t.Errorf("Handoff = %+v, want 0 < P50 <= P99", c.Handoff)
 	}
+	// The samples behind Wait and Handoff, sorted, for pooling runs.
+	assert.Len(t, c.Waits, c.Sections, "Waits: one per section")
+	assert.Len(t, c.Handoffs, c.Sections-1-c.Overlaps, "Handoffs: one per consecutive pair that did not overlap")
+	assert.IsNonDecreasing(t, c.Waits, "Waits sorted")
+	assert.Equal(t, bench.Percentile(c.Waits, 0.99), c.Wait.P99, "Wait.P99, want the p99 of Waits")
 	t.Logf("utilisation %.0f%%, wait p50 %v p99 %v, hand-off p50 %v p99 %v",
 		100*c.Utilisation, c.Wait.P50, c.Wait.P99, c.Handoff.P50, c.Handoff.P99)
 }

@@ -44,6 +44,11 @@ type Contention struct {
 	// Overlaps counts consecutive holders whose critical sections
 	// intersected: a broken mutual exclusion.
 	Overlaps int `json:"overlaps"`
+	// Waits and Handoffs are the durations Wait and Handoff summarise,
+	// sorted, so that runs can be pooled before taking a percentile (a
+	// mean of runs' p99s is not a p99). Not in the JSON report.
+	Waits    []time.Duration `json:"-"`
+	Handoffs []time.Duration `json:"-"`
 }
 
 // section is one critical section: t0 Lock called, t1 Lock returned (held),
@@ -185,8 +190,8 @@ func summarize(w Workload, sections []section) Contention {
 	if c.Wall > 0 {
 		c.Utilisation = float64(c.Held) / float64(c.Wall)
 	}
-	c.Wait = quantiles(waits)
-	c.Handoff = quantiles(handoffs)
+	c.Wait, c.Waits = quantiles(waits), waits
+	c.Handoff, c.Handoffs = quantiles(handoffs), handoffs
 	return c
 }
 

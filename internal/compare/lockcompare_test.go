@@ -6,9 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/locktest"
@@ -242,36 +247,84 @@ func checkHTML(t *testing.T, path string, rep Report) {
 
 // TestAddrs runs on an existing server: the scenarios that kill or freeze
 // nodes are skipped, the rest run, -json - puts only JSON on stdout, and
-// the run leaves no lock behind on the server.
+// the run leaves the server's keyspace as it found it: no lock, no counter,
+// no resource, no fencing counter, nothing.
 func TestAddrs(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
+	before := allKeys(t, node)
 	code, stdout, stderr := runCommand(t, "-addrs", node.Addr(), "-techniques", "lua_release", "-bench", "100ms", "-workers", "2", "-json", "-")
-	if code != exitOK {
-		t.Fatalf("run() = %d, want %d\nstderr:\n%s", code, exitOK, stderr)
-	}
+	require.Equal(t, exitOK, code, "run() exit status; stderr:\n%s", stderr)
 	var rep Report
-	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-		t.Fatalf("stdout with -json - is not JSON: %v\n%s", err, stdout)
-	}
-	if rep.Backend != "addrs" || len(rep.Techniques) != 1 {
-		t.Fatalf("Backend %q, %d techniques; want addrs and 1", rep.Backend, len(rep.Techniques))
-	}
-	for _, r := range rep.Techniques[0].Results {
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), "stdout with -json - is not JSON:\n%s", stdout)
+	require.Equal(t, "addrs", rep.Backend, "Backend")
+	require.Len(t, rep.Techniques, 1, "techniques in the report")
+	results := rep.Techniques[0].Results
+	require.Len(t, results, len(strategytest.ScenarioNames()), "lua_release's results: one per scenario")
+	for _, r := range results {
 		na := r.Verdict == strategytest.NotApplicable
-		if wantNA := r.Scenario == "node-fault"; na != wantNA {
-			t.Errorf("%s on -addrs: %s (%s), want not applicable only for node-fault", r.Scenario, r.Verdict, r.Account)
+		wantNA := r.Scenario == "node-fault"
+		assert.Equal(t, wantNA, na, "%s on -addrs: %s (%s); want not applicable only for node-fault", r.Scenario, r.Verdict, r.Account)
+		if na {
+			assert.Equal(t, "skipped: needs managed nodes", r.Account, "%s account", r.Scenario)
 		}
-		if na && r.Account != "skipped: needs managed nodes" {
-			t.Errorf("%s account = %q, want %q", r.Scenario, r.Account, "skipped: needs managed nodes")
+	}
+	assert.Contains(t, stderr, "GUARANTEES", "with -json - the tables should go to stderr")
+	assert.Equal(t, before, allKeys(t, node), "the server's keys after the run, want those before it: the run must leave nothing behind")
+}
+
+// TestAddrsInterrupted interrupts a run on an existing server once the
+// suite has written keys there: the run must still remove them all.
+func TestAddrsInterrupted(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	before := allKeys(t, node)
+	ctx, cancel := context.WithTimeout(context.Background(), runBound)
+	defer cancel()
+	runCtx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	done := make(chan int, 1)
+	var stdout, stderr bytes.Buffer
+	go func() { // ends when Run returns: it stops when runCtx ends
+		done <- Run(runCtx, techniques.All(), []string{"-addrs", node.Addr(), "-techniques", "lua_release", "-scenarios", "mutual-exclusion,fencing", "-bench", "100ms", "-workers", "2"}, &stdout, &stderr)
+	}()
+	require.Eventually(t, func() bool {
+		reply, err := redis.Values(node.Do("SCAN", 0, "MATCH", "lockzoo-suite:*", "COUNT", 1000))
+		var cursor string
+		var keys []string
+		if err == nil {
+			_, err = redis.Scan(reply, &cursor, &keys)
+		}
+		return err == nil && len(keys) > 0
+	}, runBound/2, 5*time.Millisecond, "the suite never wrote a key to the server")
+	interrupt()
+	select {
+	case code := <-done:
+		assert.Equal(t, exitProblems, code, "exit status of an interrupted run; stderr:\n%s", stderr.String())
+	case <-ctx.Done():
+		require.FailNow(t, "the interrupted run did not end", "stderr:\n%s", stderr.String())
+	}
+	assert.Equal(t, before, allKeys(t, node), "the server's keys after the interrupted run, want those before it")
+}
+
+// allKeys returns every key on node, sorted (SCAN over the whole keyspace).
+func allKeys(t *testing.T, node *redistest.Node) []string {
+	t.Helper()
+	var keys []string
+	cursor := "0"
+	for {
+		reply, err := redis.Values(node.Do("SCAN", cursor, "COUNT", 1000))
+		require.NoError(t, err, "SCAN %s", cursor)
+		var page []string
+		_, err = redis.Scan(reply, &cursor, &page)
+		require.NoError(t, err, "SCAN reply")
+		keys = append(keys, page...)
+		if cursor == "0" {
+			break
 		}
 	}
-	if !strings.Contains(stderr, "GUARANTEES") {
-		t.Errorf("with -json - the tables should go to stderr; stderr:\n%s", stderr)
-	}
-	for _, pattern := range []string{"lockzoo-compare:*", "lockzoo-bench:*"} {
-		locktest.AssertReleased(t, node, pattern, time.Minute)
-	}
+	slices.Sort(keys)
+	return keys
 }
 
 func equal(a, b []string) bool {

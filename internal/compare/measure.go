@@ -60,9 +60,26 @@ func startNodes(d *redistest.Detached, cfg config, n int) nodes {
 			},
 		}
 		d.Cleanup(func() { pool.Close() })
+		// Runs before the pool's Close, after the Lockers were settled:
+		// the fencing counters and lines they left go with the run.
+		d.Cleanup(func() {
+			if err := sweep(pool, ns.prefix); err != nil {
+				d.Errorf("remove the run's keys from %s: %v", addr, err)
+			}
+		})
 		ns.pools = append(ns.pools, pool)
 	}
 	return ns
+}
+
+// sweep removes every key under prefix, the measurement's own, from the
+// server behind pool. It runs when the measurement ends, on success,
+// failure or interrupt, so on a fresh context bounded by waitBound.
+func sweep(pool *redis.Pool, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	_, err := redistest.Sweep(ctx, pool, prefix)
+	return err
 }
 
 // measureRaw measures the ceiling on one node, and its cost, and returns

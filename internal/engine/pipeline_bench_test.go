@@ -47,15 +47,11 @@ func BenchmarkPipeline(b *testing.B) {
 				// A deadline, as NewDeadlinePipeline's callers must have.
 				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 				defer cancel()
-				rec := &locktest.Latencies{}
 				defer locktest.ReportRedisCPU(b, node)()
-				locktest.BenchParallel(b, func(_ context.Context, key string) error {
-					start := time.Now()
+				locktest.BenchParallelTimed(b, func(_ context.Context, key string) error {
 					_, err := p.Do(ctx, "GET", []any{key})
-					rec.Add(time.Since(start))
 					return err
 				})
-				rec.Report(b)
 			})
 		}
 	}

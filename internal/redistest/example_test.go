@@ -21,13 +21,15 @@ func ExampleDetached() {
 	if err != nil {
 		fmt.Println("no Redis:", err)
 	}
+	// Output:
+	// PONG <nil>
 }
 
 // A proxy in front of a node loses the reply of a command that still takes
 // effect, the network fault behind a lock held by nobody.
 func ExampleNewProxy() {
 	d := redistest.NewDetached("example-proxy")
-	_ = d.Run(func() {
+	err := d.Run(func() {
 		node := redistest.Start(d, 1)[0]
 		proxy := redistest.NewProxy(d, node.Addr())
 		proxy.DropNextReplies(1)
@@ -37,15 +39,25 @@ func ExampleNewProxy() {
 		v, _ := redis.String(node.Do("GET", "k"))
 		fmt.Println(err != nil, v) // true v: the SET happened, its reply was lost
 	})
+	if err != nil {
+		fmt.Println("no Redis:", err)
+	}
+	// Output:
+	// true v
 }
 
 // A cluster's keys go to the master that serves their slot.
 func ExampleStartCluster() {
 	d := redistest.NewDetached("example-cluster")
-	_ = d.Run(func() {
+	err := d.Run(func() {
 		cluster := redistest.StartCluster(d)
 		c := cluster.PoolFor("{user1}:lock").Get()
 		defer c.Close()
 		fmt.Println(c.Do("SET", "{user1}:lock", "v"))
 	})
+	if err != nil {
+		fmt.Println("no Redis:", err)
+	}
+	// Output:
+	// OK <nil>
 }

@@ -23,6 +23,10 @@ const (
 	// foreverBound is how long crash-liveness waits on a technique whose
 	// lock never expires: three TTLs.
 	foreverBound = 3 * shortTTL
+	// dataTTL is how long the keys a scenario writes itself (a counter, a
+	// resource) live should the sweep at its end never run (the process
+	// killed): a scenario ends within scenarioBound.
+	dataTTL = 2 * scenarioBound
 )
 
 // mutualExclusion: workers contend for one key and, inside the lock, read a
@@ -101,7 +105,7 @@ func section(ctx context.Context, e *env, l strategy.Locker, tl *timeline, who, 
 		exit()
 		return fmt.Errorf("%s: GET: %w", who, err)
 	}
-	_, err = e.do(ctx, 0, "SET", counter, n+1)
+	_, err = e.do(ctx, 0, "SET", counter, n+1, "PX", dataTTL.Milliseconds())
 	exit()
 	if err != nil {
 		return fmt.Errorf("%s: SET: %w", who, err)

@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
@@ -48,8 +52,10 @@ func TestEvaluateManaged(t *testing.T) {
 }
 
 // TestEvaluateAddrs runs on an existing server: scenarios that need managed
-// nodes are not applicable, the others still run, and a technique that
-// lacks a property shows the violation.
+// nodes are not applicable, the others still run, a technique that lacks a
+// property shows the violation, and nothing the scenarios wrote (a
+// counter, a fencing resource, fencing counters, locks) is left on the
+// server.
 func TestEvaluateAddrs(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	target := strategytest.Target{New: func(p []strategy.Pool, c strategy.Config) (strategy.Locker, error) {
@@ -59,11 +65,10 @@ func TestEvaluateAddrs(t *testing.T) {
 	defer cancel()
 	results, err := strategytest.Evaluate(ctx, target, strategytest.Options{
 		Addrs:     []string{node.Addr()},
-		Scenarios: []string{"node-fault", "owner-safe-release"},
+		Scenarios: []string{"mutual-exclusion", "node-fault", "owner-safe-release", "fencing"},
 	})
-	if err != nil {
-		t.Fatalf("Evaluate() = %v, want nil", err)
-	}
+	require.NoError(t, err, "Evaluate()")
+	require.Len(t, results, 4, "results, one per scenario asked for")
 	got := map[string]strategytest.Result{}
 	for _, r := range results {
 		got[r.Scenario] = r
@@ -74,6 +79,12 @@ func TestEvaluateAddrs(t *testing.T) {
 	if r := got["owner-safe-release"]; r.Verdict != strategytest.Violated || r.Technique != "set_nx_ex" {
 		t.Errorf("owner-safe-release = %s on %q (%s), want %s on set_nx_ex", r.Verdict, r.Technique, r.Account, strategytest.Violated)
 	}
+	for _, name := range []string{"mutual-exclusion", "fencing"} {
+		assert.NotEqual(t, strategytest.Failed, got[name].Verdict, "%s on -addrs: %s", name, got[name].Account)
+	}
+	keys, err := redis.Strings(node.Do("KEYS", "*"))
+	require.NoError(t, err, "KEYS *")
+	assert.Empty(t, keys, "keys left on the server after Evaluate, want none")
 }
 
 func TestEvaluateRejectsNilNew(t *testing.T) {

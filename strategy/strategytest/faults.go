@@ -159,6 +159,12 @@ func fencingScenario(ctx context.Context, e *env, r *Result) {
 		fail(r, "B write", err)
 		return
 	}
+	// The resource has no expiry of its own; the sweep at the scenario's
+	// end removes it, and this bounds its life should the sweep not run.
+	if _, err := e.do(ctx, 0, "PEXPIRE", e.prefix+"resource", dataTTL.Milliseconds()); err != nil {
+		fail(r, "expire resource", err)
+		return
+	}
 	e.rec.note("A", "A wakes and writes")
 	err = e.rec.record(ctxA, "Write", fmt.Sprintf("fence %d", a.Fence()), func() error { return res.Write(ctxA, a.Fence(), "A") })
 	switch {

@@ -70,6 +70,13 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 			pool := dialPool(addr)
 			tb.Cleanup(func() { pool.Close() })
 			e.pools = append(e.pools, e.traced(pool, nodeName(len(e.pools), n)))
+			// Registered after the pool's Close and before any Locker's,
+			// it runs after the Lockers closed and before the pool goes.
+			tb.Cleanup(func() {
+				if err := sweep(pool, e.prefix); err != nil {
+					tb.Errorf("remove the scenario's keys from %s: %v", addr, err)
+				}
+			})
 		}
 	} else {
 		e.managed = true
@@ -148,6 +155,21 @@ func (e *env) lockValue(ctx context.Context, i int, name string) (string, error)
 		}
 	}
 	return "", nil
+}
+
+// sweepBound caps the removal of a scenario's keys from a server it did
+// not start.
+const sweepBound = 30 * time.Second
+
+// sweep removes every key under prefix, the scenario's own, from the server
+// behind pool: what the scenario wrote (counters, resources) and what the
+// technique left (fencing counters, lines). It runs when the scenario ends,
+// on success, failure or interrupt, so on a fresh context.
+func sweep(pool *redis.Pool, prefix string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), sweepBound)
+	defer cancel()
+	_, err := redistest.Sweep(ctx, pool, prefix)
+	return err
 }
 
 func dialPool(addr string) *redis.Pool {
