@@ -32,7 +32,7 @@ func testLostAcquireReply(t *testing.T, f Factory, node *redistest.Node) {
 	proxy := redistest.NewProxy(t, node.Addr())
 	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
 	if !takesBack(l.Properties()) {
-		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+		t.Skipf("technique cannot take back an attempt (its release checks no owner); %s shows what a lost reply does instead", lostReplyTest(l.Properties()))
 	}
 	other := MustNew(t, f, node.Pool(), strategy.Config{TTL: 10 * time.Second})
 	warm(t, l)
@@ -71,7 +71,7 @@ func testReplyBlip(t *testing.T, f Factory, node *redistest.Node) {
 	proxy := redistest.NewProxy(t, node.Addr())
 	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
 	if !takesBack(l.Properties()) {
-		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+		t.Skipf("technique cannot take back an attempt (its release checks no owner); %s shows what a lost reply does instead", lostReplyTest(l.Properties()))
 	}
 	warm(t, l)
 	proxy.DropReplies()
