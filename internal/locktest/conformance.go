@@ -72,7 +72,8 @@ func testContention(t *testing.T, f Factory, node *redistest.Node) {
 
 func testTryLockHeld(t *testing.T, f Factory, node *redistest.Node) {
 	ctx := context.Background()
-	l := MustNew(t, f, node.Pool(), strategy.Config{TTL: 10 * time.Second})
+	const ttl = 10 * time.Second
+	l := MustNew(t, f, node.Pool(), strategy.Config{TTL: ttl})
 	held := mustLock(t, l, "k")
 	defer held.Unlock(ctx)
 	start := time.Now()
@@ -80,10 +81,9 @@ func testTryLockHeld(t *testing.T, f Factory, node *redistest.Node) {
 	if !errors.Is(err, strategy.ErrNotAcquired) {
 		t.Fatalf("TryLock() = %v, want %v", err, strategy.ErrNotAcquired)
 	}
-	// "At once": far below the 10 s TTL a retrying TryLock would wait for.
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("TryLock() took %v, want an immediate answer", d)
-	}
+	// "At once": a round trip or two, far below the TTL a retrying TryLock
+	// would wait for; a quarter of it leaves a loaded machine ample room.
+	assert.Less(t, time.Since(start), ttl/4, "TryLock() of a held key took that long, want an immediate answer")
 }
 
 func testCrashFrees(t *testing.T, f Factory, node *redistest.Node) {
