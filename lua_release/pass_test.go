@@ -53,8 +53,8 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 			var lease strategy.Lease
 			select {
 			case lease = <-b:
-			case <-time.After(2 * time.Second):
-				t.Fatal("B did not get the lock within 2s of A's Unlock")
+			case <-time.After(5 * time.Second):
+				t.Fatal("B did not get the lock within 5s of A's Unlock")
 			}
 			if lease == nil {
 				return
