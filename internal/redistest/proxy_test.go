@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/require"
 )
 
 // proxyTimeout bounds one command through a faulty proxy: long enough for a
@@ -168,9 +169,7 @@ func TestProxyDropRepliesHealed(t *testing.T) {
 	// Healed once the INCR timed out, not on a timer that a slow INCR
 	// could come after.
 	p.Heal()
-	if got := p.Mode(); got != "pass" {
-		t.Fatalf("Mode() after Heal = %q, want pass", got)
-	}
+	require.Equal(t, "pass", p.Mode(), "Mode() after Heal")
 	if n, err := redis.Int(proxyDo(p, "INCR", "lost")); err != nil || n != 2 {
 		t.Errorf("INCR after Heal = %d, %v; want 2", n, err)
 	}
