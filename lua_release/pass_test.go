@@ -53,8 +53,8 @@ func TestUnlockHandsToLocalWaiter(t *testing.T) {
 			var lease strategy.Lease
 			select {
 			case lease = <-b:
-			case <-time.After(2 * time.Second):
-				t.Fatal("B did not get the lock within 2s of A's Unlock")
+			case <-time.After(5 * time.Second):
+				t.Fatal("B did not get the lock within 5s of A's Unlock")
 			}
 			if lease == nil {
 				return
@@ -100,8 +100,10 @@ func waitingB(ctx context.Context, t *testing.T, node *redistest.Node, l strateg
 	waitInLine(t, node, lineK, 1)
 	waitSubscribed(t, node, inboxK+":")
 	// B makes one more attempt once it listens (a notice may have gone by
-	// while it subscribed), then sleeps for LineListened/2.
-	time.Sleep(50 * time.Millisecond)
+	// while it subscribed), then sleeps for LineListened/2. Each refused
+	// attempt of a waiter asks PUBSUB NUMSUB: the one before it subscribed
+	// and that one make two.
+	locktest.WaitCommandCalls(t, node, "pubsub|numsub", 2)
 	return b
 }
 

@@ -28,7 +28,9 @@ func TestListeningWaiterSleeps(t *testing.T) {
 	counted := bench.Count(node.Pool())
 	waiter := newLocker(t, counted, strategy.Config{TTL: time.Minute})
 	_, b := handOver(ctx, t, node, holder, waiter, func() {
-		time.Sleep(luarelease.LineStale / 2) // the attempts right after subscribing are over
+		// The attempts before and right after subscribing are over: each
+		// refused attempt asks PUBSUB NUMSUB.
+		locktest.WaitCommandCalls(t, node, "pubsub|numsub", 2)
 		before := counted.Trips()
 		hold := 2 * luarelease.LineListened
 		time.Sleep(hold)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -22,14 +24,17 @@ import (
 // asking for TLS, and fails to reach it without the certificate's CA.
 func TestTLS(t *testing.T) {
 	t.Parallel()
+	// The certificate files are on the host: a node on another backend
+	// could not read them and would fail to start, so look first.
+	if be := redistest.Backend(t); be != "process" {
+		t.Skipf("the certificate files are on the host; backend %s runs the node elsewhere", be)
+	}
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	port := freePort(t)
 	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithFlags(
 		"--tls-port", port, "--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"))[0]
-	if node.Backend() != "process" {
-		t.Skipf("the certificate files are on the host; backend %s runs the node elsewhere", node.Backend())
-	}
+	require.Equal(t, "process", node.Backend(), "Node.Backend() after redistest.Backend chose it")
 	addr := "127.0.0.1:" + port
 	tests := []struct {
 		name string

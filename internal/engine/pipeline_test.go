@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
@@ -51,22 +54,53 @@ func TestPipelineRepliesToEachCaller(t *testing.T) {
 }
 
 // occupy starts, n times one after the other, a blocking command (BLPOP
-// on a key of its own for block): the first goes alone on a connection of
-// its own, so the later ones, and every command after them while it
-// blocks, go on the pipeline's shared connection, behind the BLPOPs
-// there. It returns a channel that yields each one's error once it
-// returned.
-func occupy(t *testing.T, p *engine.Pipeline, n int, block time.Duration) <-chan error {
+// on a key of its own for block) on p, a pipeline over node: the first
+// goes alone on a connection of its own, so the later ones, and every
+// command after them while it blocks, go on the pipeline's shared
+// connection, behind the BLPOPs there. Each starts once node has the one
+// before (waitReached). It returns a channel that yields each one's error
+// once it returned.
+func occupy(t *testing.T, node *redistest.Node, p *engine.Pipeline, n int, block time.Duration) <-chan error {
 	t.Helper()
+	require.LessOrEqual(t, n, 3, "occupy's BLPOPs: waitReached tells apart at most 3")
 	done := make(chan error, n)
+	var returned atomic.Int32
 	for i := range n {
 		go func() {
 			_, err := p.Do(context.Background(), "BLPOP", []any{fmt.Sprintf("blocked:%d", i), block.Seconds()})
+			returned.Add(1)
 			done <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		waitReached(t, node, i+1, func() int { return int(returned.Load()) })
 	}
 	return done
+}
+
+// waitReached waits until node has n of occupy's BLPOPs: blocked on it,
+// waiting in a blocked client's query buffer (the second on the shared
+// connection, behind the first there), or returned (returned counts
+// them), or fails the test after 10 s.
+func waitReached(t *testing.T, node *redistest.Node, n int, returned func() int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		list, err := redis.String(node.Do("CLIENT", "LIST"))
+		require.NoError(t, err, "CLIENT LIST")
+		got := returned()
+		for _, line := range strings.Split(list, "\n") {
+			if !strings.Contains(line, " flags=b ") || !strings.Contains(line, " cmd=blpop ") {
+				continue
+			}
+			got++ // blocked
+			if !strings.Contains(line, " qbuf=0 ") {
+				got++ // and the next behind it
+			}
+		}
+		if got >= n {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "node has %d of %d BLPOPs (blocked, queued behind one, or returned) after 10 s", got, n)
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // TestPipelineCallerLeaves: a caller whose ctx ends while its command
@@ -97,17 +131,18 @@ func TestPipelineCallerLeaves(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := engine.NewPipeline(node.Pool())
-			blocked := occupy(t, p, 1, time.Second)
+			blocked := occupy(t, node, p, 1, time.Second)
 			leaveCtx, cancel := tt.leave()
 			defer cancel()
 			start := time.Now()
-			reply, err := p.Do(leaveCtx, "BLPOP", []any{"leaves:blocked", 0.5})
+			// The BLPOP blocks 20 times the ctx's 100 ms, so a caller that
+			// waited for its reply is told apart on a loaded machine too.
+			const blpop = 2 * time.Second
+			reply, err := p.Do(leaveCtx, "BLPOP", []any{"leaves:blocked", blpop.Seconds()})
 			if !errors.Is(err, tt.want) || reply != nil {
-				t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms = %v, %v, want nil, %v", reply, err, tt.want)
+				t.Errorf("Do(BLPOP %v) with a ctx of 100 ms = %v, %v, want nil, %v", blpop, reply, err, tt.want)
 			}
-			if took := time.Since(start); took >= 500*time.Millisecond {
-				t.Errorf("Do(BLPOP 0.5 s) with a ctx of 100 ms returned after %v, want before the BLPOP ends", took)
-			}
+			assert.Less(t, time.Since(start), blpop, "Do(BLPOP %v) with a ctx of 100 ms returned that long after the call, want before the BLPOP ends", blpop)
 			time.Sleep(20 * time.Millisecond) // the timed-out read has ended its connection
 			for i := range 3 {
 				want := fmt.Sprint("after-", i)
@@ -140,7 +175,7 @@ func TestPipelineConnectionFails(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	p := engine.NewPipeline(node.Pool())
-	blocked := occupy(t, p, 3, 5*time.Second)
+	blocked := occupy(t, node, p, 3, 5*time.Second)
 	if _, err := node.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
 		t.Fatalf("CLIENT KILL = %v, want nil", err)
 	}
@@ -169,7 +204,7 @@ func TestPipelinePanickingPool(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	pool := locktest.NewFaultyPool(node.Pool())
 	p := engine.NewPipeline(pool)
-	blocked := occupy(t, p, 1, 300*time.Millisecond) // took a healthy connection
+	blocked := occupy(t, node, p, 1, 300*time.Millisecond) // took a healthy connection
 	pool.Set(locktest.PoolPanics)
 	_, err := p.Do(context.Background(), "ECHO", []any{"x"})
 	if !errors.Is(err, engine.ErrPanicked) {
@@ -203,7 +238,7 @@ func TestPipelineDoTwo(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.pipe(node.Pool())
 			if tt.shared {
-				blocked := occupy(t, p, 1, 200*time.Millisecond)
+				blocked := occupy(t, node, p, 1, 200*time.Millisecond)
 				t.Cleanup(func() { <-blocked })
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -240,7 +275,7 @@ func TestPipelineNotSent(t *testing.T) {
 			if shared {
 				// Alone on a connection of its own: the next caller finds
 				// a command under way and no shared connection yet.
-				blocked := occupy(t, p, 1, 200*time.Millisecond)
+				blocked := occupy(t, node, p, 1, 200*time.Millisecond)
 				t.Cleanup(func() { <-blocked })
 			}
 			pool.Set(locktest.PoolFails)
@@ -267,15 +302,16 @@ func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	release := make(chan struct{})
-	pool := &stallingPool{pool: node.Pool(), stallGet: 2, release: release}
+	stalled := make(chan struct{}, 1)
+	pool := &stallingPool{pool: node.Pool(), stallGet: 2, release: release, stalled: stalled}
 	p := engine.NewPipeline(pool)
-	blocked := occupy(t, p, 1, 500*time.Millisecond) // alone on the pool's first connection
+	blocked := occupy(t, node, p, 1, 500*time.Millisecond) // alone on the pool's first connection
 	failed := make(chan error, 1)
 	go func() { // the shared connection's writer: its write stalls, then fails
 		_, err := p.Do(context.Background(), "ECHO", []any{"in the failed write"})
 		failed <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-stalled // the writer is in its write
 	queued := make(chan error, 1)
 	go func() { // queued behind that write
 		got, err := redis.String(p.Do(context.Background(), "ECHO", []any{"queued"}))
@@ -284,6 +320,9 @@ func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
 		}
 		queued <- err
 	}()
+	// Nothing outside the pipeline shows the command queued; should it
+	// come after the release, it goes on a new connection and the test
+	// passes without the retry, so a slow machine cannot fail it.
 	time.Sleep(50 * time.Millisecond)
 	close(release)
 	if err := <-failed; err == nil {
@@ -298,12 +337,14 @@ func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
 }
 
 // stallingPool lends its pool's connections, but for the stallGet-th,
-// whose write and read wait for release and then fail.
+// whose write and read wait for release and then fail. A write that
+// begins to wait sends on stalled, when it is not nil and has room.
 type stallingPool struct {
 	pool     strategy.Pool
 	stallGet int32
 	gets     atomic.Int32
 	release  <-chan struct{}
+	stalled  chan<- struct{}
 }
 
 func (p *stallingPool) GetContext(ctx context.Context) (redis.Conn, error) {
@@ -311,7 +352,7 @@ func (p *stallingPool) GetContext(ctx context.Context) (redis.Conn, error) {
 	if err != nil || p.gets.Add(1) != p.stallGet {
 		return c, err
 	}
-	return &stallingConn{Conn: c, release: p.release}, nil
+	return &stallingConn{Conn: c, release: p.release, stalled: p.stalled}, nil
 }
 
 // stallingConn is a connection whose commands never reach the server:
@@ -320,6 +361,7 @@ func (p *stallingPool) GetContext(ctx context.Context) (redis.Conn, error) {
 type stallingConn struct {
 	redis.Conn
 	release <-chan struct{}
+	stalled chan<- struct{}
 }
 
 var errStalled = errors.New("stalled connection failed")
@@ -327,6 +369,10 @@ var errStalled = errors.New("stalled connection failed")
 func (c *stallingConn) Send(string, ...any) error { return nil }
 
 func (c *stallingConn) Flush() error {
+	select {
+	case c.stalled <- struct{}{}:
+	default:
+	}
 	<-c.release
 	return errStalled
 }

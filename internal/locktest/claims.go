@@ -26,6 +26,18 @@ func takesBack(p strategy.Properties) bool {
 	return p.Name != "getset_timestamp" && p.Name != method1 && p.Name != method2
 }
 
+// lostReplyTest names the test of a technique that cannot take back an
+// attempt (takesBack false) which shows what a lost acquire reply does to
+// it instead: method 1's lock is held for good, getset_timestamp's and
+// method 2's until the lost attempt's stored time passes
+// (LostReplyHeldUntilStored).
+func lostReplyTest(p strategy.Properties) string {
+	if p.Name == method1 {
+		return "getset_timestamp/method1 TestLostReplyKeepsLockForever"
+	}
+	return p.Name + " TestLostReplyHeldUntilStored"
+}
+
 // expires reports whether a lock whose holder died ends by itself. Method
 // 1's key has no expiry: it stays until some client deletes it.
 func expires(p strategy.Properties) bool { return p.Name != method1 }

@@ -27,14 +27,17 @@ func warm(t *testing.T, l strategy.Locker) {
 // testLostAcquireReply: the acquire reaches Redis but its reply is lost,
 // so TryLock fails at its deadline. The lock must not stay held by
 // nobody: the Locker takes its attempt back, and another client gets the
-// key within a second or so, long before the 10 s TTL.
+// key within a second or so, long before the 10 s TTL (the test allows
+// half of it, room for a loaded machine, where only the expiry would free
+// the key without the take-back).
 func testLostAcquireReply(t *testing.T, f Factory, node *redistest.Node) {
+	const ttl = 10 * time.Second
 	proxy := redistest.NewProxy(t, node.Addr())
-	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
+	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: ttl})
 	if !takesBack(l.Properties()) {
-		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+		t.Skipf("technique cannot take back an attempt (its release checks no owner); %s shows what a lost reply does instead", lostReplyTest(l.Properties()))
 	}
-	other := MustNew(t, f, node.Pool(), strategy.Config{TTL: 10 * time.Second})
+	other := MustNew(t, f, node.Pool(), strategy.Config{TTL: ttl})
 	warm(t, l)
 	proxy.DropNextReplies(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -54,8 +57,8 @@ func testLostAcquireReply(t *testing.T, f Factory, node *redistest.Node) {
 		if !errors.Is(err, strategy.ErrNotAcquired) {
 			t.Fatalf("other TryLock() = %v, want nil or %v", err, strategy.ErrNotAcquired)
 		}
-		if time.Since(failed) > 3*time.Second {
-			t.Fatalf("the key is still held 3 s after a TryLock whose reply was lost (TTL 10 s): held by nobody")
+		if time.Since(failed) > ttl/2 {
+			t.Fatalf("the key is still held %v after a TryLock whose reply was lost (TTL %v): held by nobody", ttl/2, ttl)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -71,7 +74,7 @@ func testReplyBlip(t *testing.T, f Factory, node *redistest.Node) {
 	proxy := redistest.NewProxy(t, node.Addr())
 	l := MustNew(t, f, proxy.Pool(), strategy.Config{TTL: 10 * time.Second})
 	if !takesBack(l.Properties()) {
-		t.Skip("technique cannot take back an attempt (its release checks no owner)")
+		t.Skipf("technique cannot take back an attempt (its release checks no owner); %s shows what a lost reply does instead", lostReplyTest(l.Properties()))
 	}
 	warm(t, l)
 	proxy.DropReplies()

@@ -189,6 +189,24 @@ func CommandCalls(t testing.TB, node *redistest.Node, cmd string) int {
 	return calls
 }
 
+// WaitCommandCalls waits until node has run cmd (lower case, as
+// CommandCalls counts it) at least n times, or fails the test after 10 s.
+// A test waits so for a step it can see only in the server's counts: a
+// waiter's attempt right after it subscribed, say, which runs PUBSUB
+// NUMSUB.
+func WaitCommandCalls(t testing.TB, node *redistest.Node, cmd string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		got := CommandCalls(t, node, cmd)
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s ran %d times on %s in 10 s, want at least %d", cmd, got, node.Addr(), n)
+		}
+	}
+}
+
 // ScriptsRun is how many scripts node ran by EVALSHA or EVAL, as its INFO
 // commandstats counts them: calls that failed (a NOSCRIPT, which the
 // EVAL after it runs, or a script's error) are not counted.
