@@ -90,9 +90,14 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 type waitState struct {
 	key        string  // as the caller named it
 	a          Attempt // the next attempt; Token set per attempt
-	refusedAt  time.Time
-	refusedTry uint64 // the number of the attempt refused at refusedAt
-	queued     bool   // an attempt was refused, so the technique may have queued the waiter
+	refusedTry uint64  // the number of the last attempt refused
+	// inLineSince is when the earliest attempt that may have put the
+	// waiter in a technique's line in Redis was sent (one refused, or one
+	// whose outcome is unknown); zero while none was. A release hands the
+	// waiter the lock only after such an attempt ran, so validity counted
+	// from here is safe (handedOff).
+	inLineSince time.Time
+	queued      bool // an attempt was refused, so the technique may have queued the waiter
 	// mayBeQueued: an attempt may have run without its reply (it is taken
 	// back), and its refusal may have queued the waiter.
 	mayBeQueued bool
@@ -135,13 +140,17 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
 	case refused:
-		s.queued, s.refusedAt, s.refusedTry = true, sent, uint64(n)
+		s.queued, s.refusedTry = true, uint64(n)
 	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
 		s.lastFailure = err
 	}
-	if !refused && !dead && !l.noTakeBack && outcomeUnknown(err) && !errors.Is(err, ErrNotSent) {
+	mayHaveRun := !dead && outcomeUnknown(err) && !errors.Is(err, ErrNotSent)
+	if (refused || mayHaveRun) && s.inLineSince.IsZero() {
+		s.inLineSince = sent
+	}
+	if !refused && mayHaveRun && !l.noTakeBack {
 		// The attempt may have run and been refused, which queued the
 		// waiter (attempt takes back a lock it may have taken): a Lock
 		// that gives up leaves the line then too (leave). redlock, which
@@ -293,11 +302,13 @@ func (l *Locker) abandonLater(a Attempt) {
 
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
 // handed off by a release in Redis (a "handoff:" notice) holds the waiter's
-// name; that came after the last refused attempt (which found the lock not
-// ours), so the validity is counted from then. (Lock drops a hand-off that
-// an attempt begun after it arrived found gone: that attempt came after
-// the hand-off.) A lock handed off by a local Unlock comes with its own
-// start and validity.
+// name; the release came after an attempt put the waiter in the line, so
+// the validity is counted from the send time of the earliest attempt that
+// may have done so (inLineSince: refused, or its outcome unknown), and
+// never from before the Lock call began. (Lock drops a hand-off that an
+// attempt begun after it arrived found gone: that attempt came after the
+// hand-off.) A lock handed off by a local Unlock, or by a quorum of nodes,
+// comes with its own start and validity.
 func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", s.key, err)
@@ -305,7 +316,10 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 	s.handOff, s.handOffLocal = true, h.local
 	start := h.start
 	if start.IsZero() {
-		start = s.refusedAt
+		start = s.inLineSince
+	}
+	if start.IsZero() || start.Before(s.a.Arrived) {
+		start = s.a.Arrived // no attempt ran that could have queued it: the bound is the call's start
 	}
 	return newLease(l, s.key, s.a.Key, h.value, start, Acquired{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
 }
