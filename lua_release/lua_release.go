@@ -213,18 +213,21 @@ func remaining(pttl int64) time.Duration {
 }
 
 // Abandon takes a waiter that gave up out of the line and, when a release
-// handed it the lock meanwhile, passes the lock on. A failure is left
-// alone: the waiter drops out of the line by itself after LineStale (after
-// LineListened while its Locker listens), and
-// when a release hands it the lock before then, its Locker, which
-// remembers the waiters that left, passes the lock on when the hand-off
-// notice reaches it (the engine's departed waiters); a notice that does
-// not reach it (its Locker stopped listening, or the notice was lost)
-// leaves the lock to expire after its TTL.
-func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
+// handed it the lock meanwhile, passes the lock on. It returns the failure
+// when it did not reach Redis, and the engine tries it again in the
+// background until it does (for up to the waiter's TTL and its keep-place
+// bound), so that a waiter that gave up during a fault leaves the line,
+// and passes on a lock handed to it, once the fault heals. Until then it
+// drops out of the line by itself after LineStale (after LineListened
+// while its Locker listens), and when a release hands it the lock before
+// then, its Locker, which remembers the waiters that left, also passes
+// the lock on when the hand-off notice reaches it (the engine's departed
+// waiters).
+func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	k := protocol.KeysOf(a.Key)
-	_, _ = engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
+	_, err := engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
 		member(a), a.Waiter, protocol.Channel(a.Key))
+	return err
 }
 
 // member is a waiter's name in the line (protocol.Member).

@@ -230,18 +230,23 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 // the key's local line, which drops the line's subscription when it was
 // the last, and a lock handed off to w without w taking it (by a local
 // Unlock, or by a release in Redis after w gave up) is released, on a
-// fresh context bounded by cleanupTimeout (a failure is left alone: the
-// lock expires at its TTL).
+// fresh context bounded by cleanupTimeout. An Abandon or a release that
+// does not reach Redis (a fault) is tried again in the background until
+// it does (abandonLater, releaseOrRetry), so that what w left behind does
+// not hold the key after the fault heals.
 func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
 	switch {
 	case s.queued:
-		l.abandon(ctx, s.a)
+		abandoned := l.abandon(ctx, s.a)
 		// Before it leaves the local line: a hand-off notice that comes
 		// after finds it here (passOn), one before reaches w.
 		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
+		if !abandoned {
+			l.abandonLater(s.a) // keep trying: see abandonLater
+		}
 	case s.mayBeQueued:
 		// Only an attempt that lost its reply may have queued it, and its
 		// node may be frozen: Lock does not wait for the Abandon, and a
@@ -260,44 +265,46 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	// release in Redis after w's Abandon (which passes on what came
 	// before it, but may have failed). w gave up, so the lock is nobody's.
 	if handedOff && (off.local || s.queued || s.mayBeQueued) && off.value != s.won {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
+		l.releaseOrRetry(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
 	}
 }
 
-// cleanupTimeout bounds the clean-up the engine does on a fresh context:
-// a Lock that gives up (Abandon, releasing a lock handed off to it), and
-// the take-back of an attempt whose outcome is unknown (takeBack).
+// cleanupTimeout bounds each try of the clean-up the engine does on a
+// fresh context: a Lock that gives up (Abandon, releasing a lock handed
+// off to it), and the take-back of an attempt whose outcome is unknown
+// (takeBack); see cleanUpInBackground for the tries after the first.
 const cleanupTimeout = time.Second
 
 // abandon tells a technique that keeps a line of waiters in Redis that the
-// waiter a has given up, on a fresh context (ctx may have ended).
-func (l *Locker) abandon(ctx context.Context, a Attempt) {
+// waiter a has given up, on a fresh context bounded by cleanupTimeout (ctx
+// may have ended), and reports whether that reached Redis (true, too, for
+// a technique without a line).
+func (l *Locker) abandon(ctx context.Context, a Attempt) bool {
+	ab, ok := l.tech.(Abandoner)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	return reachedRedis(ab.Abandon(ctx, a))
+}
+
+// abandonLater is abandon in the background (cleanUpInBackground), tried
+// until it reaches Redis, for up to a's TTL plus the departed horizon: by
+// then the waiter's place in the line has gone stale, and a lock a release
+// handed to it meanwhile (which the Abandon passes on) has expired. A
+// waiter that gave up during a fault so leaves the line, and passes on a
+// lock handed to it, once the fault heals, even when the hand-off's notice
+// was lost; its place would otherwise hold a free lock back, and such a
+// lock stay held, until they expire.
+func (l *Locker) abandonLater(a Attempt) {
 	ab, ok := l.tech.(Abandoner)
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	ab.Abandon(ctx, a)
-}
-
-// abandonLater is abandon in the background, on a fresh context bounded
-// by cleanupTimeout; the goroutine ends within it, and Close waits for it
-// (bg). A panic in the pool or the connection (a Pool of the user's) is
-// dropped: the Abandon is best effort, and a waiter left in the line goes
-// stale.
-func (l *Locker) abandonLater(a Attempt) {
-	if _, ok := l.tech.(Abandoner); !ok {
-		return
-	}
-	l.bg.Add(1)
-	go func() {
-		defer l.bg.Done()
-		defer func() { _ = recover() }()
-		l.abandon(context.Background(), a)
-	}()
+	l.cleanUpInBackground(a.TTL+l.departed.horizon, func(ctx context.Context) bool {
+		return reachedRedis(ab.Abandon(ctx, a))
+	})
 }
 
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
