@@ -76,3 +76,34 @@ func waitResult(t *testing.T, done <-chan lockResult, bound time.Duration) lockR
 	}
 	return lockResult{}
 }
+
+// TestHandOffAfterLongWaitIsNotExpired: a waiter that waited in line
+// longer than its TTL, refused every LineListened/2 meanwhile, is handed
+// the lock by a release in Redis. Its lease counts from its last refused
+// attempt, which the hand-off's fencing token (above the counter that
+// refusal reported) shows came before the hand-off: the lease is still
+// valid when Lock returns, not expired since before the hand-off, as one
+// counted from the waiter's first attempt would be.
+func TestHandOffAfterLongWaitIsNotExpired(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const ttl = 2 * time.Second
+	holder, err := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute}).TryLock(ctx, "k")
+	require.NoError(t, err, "holder TryLock()")
+	waiter := newLocker(t, node.Pool(), strategy.Config{TTL: ttl, Retry: noPolling})
+	start := time.Now()
+	done := lockLease(ctx, waiter, "k")
+	waitInLine(t, node, lineK, 1)
+	waitSubscribed(t, node, inboxK)
+	time.Sleep(ttl + time.Second) // the wait under test: longer than the waiter's TTL
+	require.NoError(t, holder.Unlock(ctx), "holder Unlock()")
+	r := waitResult(t, done, 5*time.Second)
+	returned := time.Now()
+	require.NoError(t, r.err, "waiter Lock()")
+	t.Cleanup(func() { _ = r.lease.Unlock(context.Background()) })
+	locktest.CheckDeadline(t, r.lease, start, returned, ttl)
+	assert.True(t, r.lease.Deadline().After(returned), "waiter Deadline() = %v, not after Lock returned at %v (%v after it began): the lease expired before it was handed over",
+		r.lease.Deadline(), returned, returned.Sub(start))
+}

@@ -170,7 +170,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
 	}
 	vals, _ := reply.([]any)
-	var n [3]int64
+	var n [4]int64
 	for i, v := range vals {
 		x, ok := v.(int64)
 		if !ok || i >= len(n) {
@@ -179,8 +179,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		n[i] = x
 	}
 	switch {
-	case (len(vals) == 2 || len(vals) == 3) && n[0] == 0:
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1}
+	case len(vals) >= 2 && n[0] == 0:
+		// A refused Lock's reply also says whether its Locker listens and
+		// what the fencing counter was (acquire.lua).
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1,
+			Counter: n[3], Counted: len(vals) == 4}
 	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.

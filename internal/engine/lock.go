@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
@@ -91,6 +92,11 @@ type waitState struct {
 	key        string  // as the caller named it
 	a          Attempt // the next attempt; Token set per attempt
 	refusedTry uint64  // the number of the last attempt refused
+	refusedAt  time.Time
+	// refusedCounter is the fencing counter the refusal at refusedAt
+	// reported, if refusedCounted (BusyError.Counter).
+	refusedCounter int64
+	refusedCounted bool
 	// inLineSince is when the earliest attempt that may have put the
 	// waiter in a technique's line in Redis was sent (one refused, or one
 	// whose outcome is unknown); zero while none was. A release hands the
@@ -140,7 +146,12 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
 	case refused:
-		s.queued, s.refusedTry = true, uint64(n)
+		s.queued, s.refusedTry, s.refusedAt = true, uint64(n), sent
+		var busy *BusyError
+		s.refusedCounted = errors.As(err, &busy) && busy.Counted
+		if s.refusedCounted {
+			s.refusedCounter = busy.Counter
+		}
 	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
@@ -312,7 +323,13 @@ func (l *Locker) abandonLater(a Attempt) {
 // name; the release came after an attempt put the waiter in the line, so
 // the validity is counted from the send time of the earliest attempt that
 // may have done so (inLineSince: refused, or its outcome unknown), and
-// never from before the Lock call began. (Lock drops a hand-off that an
+// never from before the Lock call began; or, when the hand-off's fencing
+// token is above the counter the last refusal found (BusyError.Counter),
+// from that refusal's attempt, which the hand-off came after: a waiter
+// that waited longer than its TTL does not get a lease that expired
+// before it was handed over. "Refused at" alone is not a bound: a notice
+// delayed past the handed lock's expiry would reach a waiter whose later
+// attempt was refused. (Lock drops a hand-off that an
 // attempt begun after it arrived found gone: that attempt came after the
 // hand-off.) A lock handed off by a local Unlock, or by a quorum of nodes,
 // comes with its own start and validity.
@@ -324,6 +341,11 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 	start := h.start
 	if start.IsZero() {
 		start = s.inLineSince
+		if s.refusedCounted && h.fence <= math.MaxInt64 && int64(h.fence) > s.refusedCounter && s.refusedAt.After(start) {
+			// The hand-off's token is above the counter the last refusal
+			// found: it came after that refusal.
+			start = s.refusedAt
+		}
 	}
 	if start.IsZero() || start.Before(s.a.Arrived) {
 		start = s.a.Arrived // no attempt ran that could have queued it: the bound is the call's start

@@ -106,6 +106,12 @@ type BusyError struct {
 	// for notices, so it keeps the waiter's place for the longer bound
 	// (WithListened).
 	Listened bool
+	// Counter is the lock's fencing counter as the refusal found it (-1:
+	// none), when Counted: a hand-off by a release in Redis whose fencing
+	// token is above it came after this refusal, so its validity may be
+	// counted from this attempt's send time (counters only grow).
+	Counter int64
+	Counted bool
 }
 
 func (e *BusyError) Error() string {
