@@ -16,11 +16,14 @@
 -- ours: it is set with the TTL. Replies {2, fence, pttl} when a release
 -- already handed the lock to this waiter: the lock holds the waiter's name
 -- and has pttl ms left. Replies {0, pttl} to a refused TryLock and {0,
--- pttl, listened} to a refused Lock: pttl is what the holder's lock has
+-- pttl, listened, counter} to a refused Lock: pttl is what the holder's lock has
 -- left (-2: the lock is free but reserved for the waiter at the head of
 -- the line), listened is 1 when the waiter's Locker listens on its inbox
 -- on this node (PUBSUB NUMSUB), so that the line keeps the waiter's place
--- for LISTENED ms between its attempts (liveHead), else 0 (STALE ms).
+-- for LISTENED ms between its attempts (liveHead), else 0 (STALE ms);
+-- counter is the lock's fencing counter as the refusal found it (-1: none,
+-- or not a number), so that a hand-off whose fencing token is above it is
+-- known to have come after this refusal.
 -- A bad counter is refused with an error naming it, and nothing written
 -- (takeFence).
 
@@ -94,4 +97,4 @@ if not member then
 end
 L.join(line, seen, nowU, member, now, LISTENED)
 local listened = redis.call("PUBSUB", "NUMSUB", lock .. ":notice:" .. ARGV[3])[2] > 0 and 1 or 0
-return {0, redis.call("PTTL", lock), listened}
+return {0, redis.call("PTTL", lock), listened, tonumber(redis.call("GET", fence)) or -1}

@@ -34,7 +34,8 @@
 //     only to the waiter at the head of the line, so a client that releases
 //     and at once locks again queues behind the others instead of taking
 //     the lock back. A waiter that stops asking for LineStale (it gave up
-//     and Abandon failed, or it died) is dropped from the line, unless its
+//     and its Abandon has not reached Redis yet, which its Locker tries
+//     again until it does, or it died) is dropped from the line, unless its
 //     Locker listens for notices on the key's node (PUBSUB NUMSUB counts
 //     its subscription there): such a waiter keeps its place for
 //     LineListened, and a refused attempt tells it which of the two holds
@@ -67,8 +68,10 @@
 //     to that waiter's name with the waiter's TTL,
 //     INCRs the fencing counter, takes the waiter out of the line and
 //     publishes "handoff:<fence>:<waiter>" to the waiter's Locker, whose Lock
-//     returns without another round trip (its validity counted from its
-//     last refused attempt, which came before the hand-off). Otherwise the
+//     returns without another round trip (its validity counted from the
+//     send time of its earliest attempt that may have put it in the line,
+//     refused or with its reply lost: the hand-off came after that, and
+//     never from before its Lock call began). Otherwise the
 //     script deletes the key and publishes "head:<waiter>", and that waiter
 //     tries at once. Redis runs a script atomically, so no other client can
 //     take the lock between the compare and the delete or hand-off; a lock
@@ -106,8 +109,8 @@
 // dropped. A shared connection that fails (killed, reset, or a Redis
 // that stalls past the latest deadline of the scripts on it) fails every
 // script awaiting a reply on it, where connections of their own would
-// fail one each: the attempts among them are taken back (tried again when
-// the take-back meets a dead connection too), and the Unlocks among them
+// fail one each: the attempts among them are taken back (tried again
+// until the take-back reaches Redis), and the Unlocks among them
 // leave their leases unspent, to be released again. The notices'
 // subscriptions, Extend and the clean-ups of a waiter that gives up take
 // connections of their own.
@@ -149,8 +152,9 @@
 // subscription lingers for notify.Linger: a goroutine that stops without
 // its Lock returning), can be handed the lock and keeps it, like a holder
 // that dies, until its TTL runs out (a waiter whose Lock gives up passes a
-// lock handed to it on, in Abandon, or, when that Abandon failed, its
-// Locker does when the hand-off notice reaches it; a process that dies
+// lock handed to it on, in Abandon, which its Locker tries again until it
+// reaches Redis when it failed, and its Locker does when the hand-off
+// notice reaches it; a process that dies
 // drops its subscription with its connection). On Redis Cluster NUMSUB counts the
 // subscribers of one node only, so a head that listens elsewhere is named
 // in a notice instead, as when it is not listening, and such a waiter

@@ -170,7 +170,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
 	}
 	vals, _ := reply.([]any)
-	var n [3]int64
+	var n [4]int64
 	for i, v := range vals {
 		x, ok := v.(int64)
 		if !ok || i >= len(n) {
@@ -179,8 +179,11 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		n[i] = x
 	}
 	switch {
-	case (len(vals) == 2 || len(vals) == 3) && n[0] == 0:
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1}
+	case len(vals) >= 2 && n[0] == 0:
+		// A refused Lock's reply also says whether its Locker listens and
+		// what the fencing counter was (acquire.lua).
+		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1,
+			Counter: n[3], Counted: len(vals) == 4}
 	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
 		// Handed to this waiter by a release: what the lock has left,
 		// counted from before this attempt was sent, is a safe validity.
@@ -213,18 +216,21 @@ func remaining(pttl int64) time.Duration {
 }
 
 // Abandon takes a waiter that gave up out of the line and, when a release
-// handed it the lock meanwhile, passes the lock on. A failure is left
-// alone: the waiter drops out of the line by itself after LineStale (after
-// LineListened while its Locker listens), and
-// when a release hands it the lock before then, its Locker, which
-// remembers the waiters that left, passes the lock on when the hand-off
-// notice reaches it (the engine's departed waiters); a notice that does
-// not reach it (its Locker stopped listening, or the notice was lost)
-// leaves the lock to expire after its TTL.
-func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
+// handed it the lock meanwhile, passes the lock on. It returns the failure
+// when it did not reach Redis, and the engine tries it again in the
+// background until it does (for up to the waiter's TTL and its keep-place
+// bound), so that a waiter that gave up during a fault leaves the line,
+// and passes on a lock handed to it, once the fault heals. Until then it
+// drops out of the line by itself after LineStale (after LineListened
+// while its Locker listens), and when a release hands it the lock before
+// then, its Locker, which remembers the waiters that left, also passes
+// the lock on when the hand-off notice reaches it (the engine's departed
+// waiters).
+func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	k := protocol.KeysOf(a.Key)
-	_, _ = engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
+	_, err := engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
 		member(a), a.Waiter, protocol.Channel(a.Key))
+	return err
 }
 
 // member is a waiter's name in the line (protocol.Member).

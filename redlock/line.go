@@ -32,21 +32,24 @@ const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, and
 // passes on each node's copy of the lock that a release handed to it
-// meanwhile (protocol.AbandonSource), waiting at most until ctx ends.
-// Failures are left alone: a waiter left in a line is dropped after
-// LineStale (LineListened while its Locker listens), and a copy handed to
-// it expires at its TTL, or is passed on when the hand-off's notice
-// reaches the Locker (the engine's departed waiters).
-func (t *technique) Abandon(ctx context.Context, a engine.Attempt) {
+// meanwhile (protocol.AbandonSource), waiting at most until ctx ends. It
+// returns nil: failures are left alone (the engine does not try again),
+// since a minority of nodes that missed it does not hold the lock back: a
+// waiter left in a line is dropped after LineStale (LineListened while
+// its Locker listens), and a copy handed to it expires at its TTL, or is
+// passed on when the hand-off's notice reaches the Locker (the engine's
+// departed waiters).
+func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, lineMember(a)), nil)
 	defer r.decide(false)
 	for range t.nodes {
 		select {
 		case <-r.answers:
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // leaveOn returns the step that takes the winner of an acquire round (a)

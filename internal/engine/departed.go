@@ -86,10 +86,12 @@ func (d *departed) forget(now time.Time) {
 // with fencing token fence: the technique's owner-checked release of that
 // name, which passes the lock on to the next waiter in line, as the
 // waiter's Abandon would have. A release that finds the lock no longer the
-// waiter's does nothing. Close waits for it (the Hub that calls onNotice
-// is closed first, so no passOn starts once Close waits).
+// waiter's does nothing; one that cannot reach Redis is tried again for up
+// to the waiter's TTL (the Locker's), which the hand-off set. Close waits
+// for it (the Hub that calls onNotice is closed first, so no passOn
+// starts once Close waits).
 func (l *Locker) passOn(key, name string, fence uint64) {
-	l.releaseInBackground(Held{Key: key, Value: name, Fence: fence})
+	l.releaseInBackground(Held{Key: key, Value: name, Fence: fence}, l.cfg.TTL)
 }
 
 // lostHandOff passes on the lock of rkey handed to the waiter name (with

@@ -22,7 +22,10 @@ type abandoning struct {
 	released []string
 }
 
-func (t *abandoning) Abandon(_ context.Context, a engine.Attempt) { t.during(a) }
+func (t *abandoning) Abandon(_ context.Context, a engine.Attempt) error {
+	t.during(a)
+	return nil
+}
 
 func (t *abandoning) Release(_ context.Context, h engine.Held) error {
 	t.mu.Lock()

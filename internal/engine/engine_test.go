@@ -48,12 +48,16 @@ func held(int) (engine.Acquired, error) {
 	return engine.Acquired{}, fmt.Errorf("taken: %w", strategy.ErrNotAcquired)
 }
 
+// newLocker builds a Locker over tech, closed when the test ends: Close
+// stops the clean-ups that a technique failing on purpose keeps failing
+// (a take-back is tried again for up to the TTL).
 func newLocker(t *testing.T, tech engine.Technique, cfg strategy.Config) *engine.Locker {
 	t.Helper()
 	l, err := engine.New(tech, strategy.Properties{Name: "test"}, cfg)
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
+	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
 

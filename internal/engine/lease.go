@@ -228,14 +228,13 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 // left alone. Any other (a hand-off token of its own, or a lock in the
 // name of a waiter that gave up) is nobody's: it is released, which
 // passes it on to the next waiter in line, on a fresh context bounded by
-// cleanupTimeout.
+// cleanupTimeout, and again in the background while that does not reach
+// Redis (releaseOrRetry).
 func (l *Locker) handedToGone(ctx context.Context, rkey string, w *waiter, h handoff) {
 	if won := l.lines.took(rkey, w); won != "" && won == h.value {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	_ = l.tech.Release(rctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
+	l.releaseOrRetry(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
 }
 
 // snapshot returns what Release and Extend need, and whether the lease is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
@@ -90,9 +91,19 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 type waitState struct {
 	key        string  // as the caller named it
 	a          Attempt // the next attempt; Token set per attempt
+	refusedTry uint64  // the number of the last attempt refused
 	refusedAt  time.Time
-	refusedTry uint64 // the number of the attempt refused at refusedAt
-	queued     bool   // an attempt was refused, so the technique may have queued the waiter
+	// refusedCounter is the fencing counter the refusal at refusedAt
+	// reported, if refusedCounted (BusyError.Counter).
+	refusedCounter int64
+	refusedCounted bool
+	// inLineSince is when the earliest attempt that may have put the
+	// waiter in a technique's line in Redis was sent (one refused, or one
+	// whose outcome is unknown); zero while none was. A release hands the
+	// waiter the lock only after such an attempt ran, so validity counted
+	// from here is safe (handedOff).
+	inLineSince time.Time
+	queued      bool // an attempt was refused, so the technique may have queued the waiter
 	// mayBeQueued: an attempt may have run without its reply (it is taken
 	// back), and its refusal may have queued the waiter.
 	mayBeQueued bool
@@ -135,13 +146,22 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
 	case refused:
-		s.queued, s.refusedAt, s.refusedTry = true, sent, uint64(n)
+		s.queued, s.refusedTry, s.refusedAt = true, uint64(n), sent
+		var busy *BusyError
+		s.refusedCounted = errors.As(err, &busy) && busy.Counted
+		if s.refusedCounted {
+			s.refusedCounter = busy.Counter
+		}
 	case ctx.Err() == nil || !errors.Is(err, ctx.Err()) || s.lastFailure == nil:
 		// Keep the last real failure: an attempt cut short by ctx says only
 		// that ctx ended, which the final error reports anyway.
 		s.lastFailure = err
 	}
-	if !refused && !dead && !l.noTakeBack && outcomeUnknown(err) && !errors.Is(err, ErrNotSent) {
+	mayHaveRun := !dead && outcomeUnknown(err) && !errors.Is(err, ErrNotSent)
+	if (refused || mayHaveRun) && s.inLineSince.IsZero() {
+		s.inLineSince = sent
+	}
+	if !refused && mayHaveRun && !l.noTakeBack {
 		// The attempt may have run and been refused, which queued the
 		// waiter (attempt takes back a lock it may have taken): a Lock
 		// that gives up leaves the line then too (leave). redlock, which
@@ -221,18 +241,23 @@ func (l *Locker) subscribe(ctx context.Context, rkey string) bool {
 // the key's local line, which drops the line's subscription when it was
 // the last, and a lock handed off to w without w taking it (by a local
 // Unlock, or by a release in Redis after w gave up) is released, on a
-// fresh context bounded by cleanupTimeout (a failure is left alone: the
-// lock expires at its TTL).
+// fresh context bounded by cleanupTimeout. An Abandon or a release that
+// does not reach Redis (a fault) is tried again in the background until
+// it does (abandonLater, releaseOrRetry), so that what w left behind does
+// not hold the key after the fault heals.
 func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
 	switch {
 	case s.queued:
-		l.abandon(ctx, s.a)
+		abandoned := l.abandon(ctx, s.a)
 		// Before it leaves the local line: a hand-off notice that comes
 		// after finds it here (passOn), one before reaches w.
 		l.departed.add(s.a.Key, s.a.Waiter, time.Now())
+		if !abandoned {
+			l.abandonLater(s.a) // keep trying: see abandonLater
+		}
 	case s.mayBeQueued:
 		// Only an attempt that lost its reply may have queued it, and its
 		// node may be frozen: Lock does not wait for the Abandon, and a
@@ -251,53 +276,63 @@ func (l *Locker) leave(ctx context.Context, w *waiter, s *waitState) {
 	// release in Redis after w's Abandon (which passes on what came
 	// before it, but may have failed). w gave up, so the lock is nobody's.
 	if handedOff && (off.local || s.queued || s.mayBeQueued) && off.value != s.won {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		_ = l.tech.Release(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
+		l.releaseOrRetry(ctx, Held{Key: s.a.Key, Value: off.value, Fence: off.fence})
 	}
 }
 
-// cleanupTimeout bounds the clean-up the engine does on a fresh context:
-// a Lock that gives up (Abandon, releasing a lock handed off to it), and
-// the take-back of an attempt whose outcome is unknown (takeBack).
+// cleanupTimeout bounds each try of the clean-up the engine does on a
+// fresh context: a Lock that gives up (Abandon, releasing a lock handed
+// off to it), and the take-back of an attempt whose outcome is unknown
+// (takeBack); see cleanUpInBackground for the tries after the first.
 const cleanupTimeout = time.Second
 
 // abandon tells a technique that keeps a line of waiters in Redis that the
-// waiter a has given up, on a fresh context (ctx may have ended).
-func (l *Locker) abandon(ctx context.Context, a Attempt) {
+// waiter a has given up, on a fresh context bounded by cleanupTimeout (ctx
+// may have ended), and reports whether that reached Redis (true, too, for
+// a technique without a line).
+func (l *Locker) abandon(ctx context.Context, a Attempt) bool {
+	ab, ok := l.tech.(Abandoner)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	return reachedRedis(ab.Abandon(ctx, a))
+}
+
+// abandonLater is abandon in the background (cleanUpInBackground), tried
+// until it reaches Redis, for up to a's TTL plus the departed horizon: by
+// then the waiter's place in the line has gone stale, and a lock a release
+// handed to it meanwhile (which the Abandon passes on) has expired. A
+// waiter that gave up during a fault so leaves the line, and passes on a
+// lock handed to it, once the fault heals, even when the hand-off's notice
+// was lost; its place would otherwise hold a free lock back, and such a
+// lock stay held, until they expire.
+func (l *Locker) abandonLater(a Attempt) {
 	ab, ok := l.tech.(Abandoner)
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	ab.Abandon(ctx, a)
-}
-
-// abandonLater is abandon in the background, on a fresh context bounded
-// by cleanupTimeout; the goroutine ends within it, and Close waits for it
-// (bg). A panic in the pool or the connection (a Pool of the user's) is
-// dropped: the Abandon is best effort, and a waiter left in the line goes
-// stale.
-func (l *Locker) abandonLater(a Attempt) {
-	if _, ok := l.tech.(Abandoner); !ok {
-		return
-	}
-	l.bg.Add(1)
-	go func() {
-		defer l.bg.Done()
-		defer func() { _ = recover() }()
-		l.abandon(context.Background(), a)
-	}()
+	l.cleanUpInBackground(a.TTL+l.departed.horizon, func(ctx context.Context) bool {
+		return reachedRedis(ab.Abandon(ctx, a))
+	})
 }
 
 // handedOff wraps in a Lease a lock handed off to the waiter of s. A lock
 // handed off by a release in Redis (a "handoff:" notice) holds the waiter's
-// name; that came after the last refused attempt (which found the lock not
-// ours), so the validity is counted from then. (Lock drops a hand-off that
-// an attempt begun after it arrived found gone: that attempt came after
-// the hand-off.) A lock handed off by a local Unlock comes with its own
-// start and validity.
+// name; the release came after an attempt put the waiter in the line, so
+// the validity is counted from the send time of the earliest attempt that
+// may have done so (inLineSince: refused, or its outcome unknown), and
+// never from before the Lock call began; or, when the hand-off's fencing
+// token is above the counter the last refusal found (BusyError.Counter),
+// from that refusal's attempt, which the hand-off came after: a waiter
+// that waited longer than its TTL does not get a lease that expired
+// before it was handed over. "Refused at" alone is not a bound: a notice
+// delayed past the handed lock's expiry would reach a waiter whose later
+// attempt was refused. (Lock drops a hand-off that an
+// attempt begun after it arrived found gone: that attempt came after the
+// hand-off.) A lock handed off by a local Unlock, or by a quorum of nodes,
+// comes with its own start and validity.
 func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", s.key, err)
@@ -305,7 +340,15 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 	s.handOff, s.handOffLocal = true, h.local
 	start := h.start
 	if start.IsZero() {
-		start = s.refusedAt
+		start = s.inLineSince
+		if s.refusedCounted && h.fence <= math.MaxInt64 && int64(h.fence) > s.refusedCounter && s.refusedAt.After(start) {
+			// The hand-off's token is above the counter the last refusal
+			// found: it came after that refusal.
+			start = s.refusedAt
+		}
+	}
+	if start.IsZero() || start.Before(s.a.Arrived) {
+		start = s.a.Arrived // no attempt ran that could have queued it: the bound is the call's start
 	}
 	return newLease(l, s.key, s.a.Key, h.value, start, Acquired{Value: h.value, Fence: h.fence, Validity: h.valid}), nil
 }

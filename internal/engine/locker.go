@@ -45,8 +45,9 @@ type Locker struct {
 	// departed: the waiters that gave up while in a line in Redis, for
 	// passOn (WithLine).
 	departed departed
-	// bg counts the take-backs and pass-ons in flight (takeBack, passOn);
-	// Close waits for them.
+	// bg counts the clean-ups in the background (takeBack, passOn,
+	// abandonLater: cleanUpInBackground); Close stops their retries and
+	// waits for them.
 	bg sync.WaitGroup
 
 	closeOnce sync.Once
@@ -242,10 +243,14 @@ func (l *Locker) opError(op, key string, err error) error {
 // without touching Redis. A lease's Unlock still releases its lock in Redis
 // after Close, so that closing a Locker never strands a lock until its
 // TTL; Extend returns an error wrapping strategy.ErrClosed, and the lease
-// stays unspent. Close always returns nil; a second Close does nothing.
+// stays unspent. Clean-ups in the background (the take-back of an attempt
+// whose reply was lost, a waiter's Abandon that failed) are not tried
+// again after Close, which waits for the tries under way (each within a
+// second). Close always returns nil; a second Close does nothing.
 //
 // A Locker that is never closed leaks nothing either: its notice
-// connections end notify.Linger after its last waiter left.
+// connections end notify.Linger after its last waiter left, and a
+// clean-up in the background once it reaches Redis, or after the TTL.
 func (l *Locker) Close() error {
 	l.closeOnce.Do(func() {
 		close(l.closed)
@@ -253,7 +258,7 @@ func (l *Locker) Close() error {
 			l.hub.Close()
 		}
 	})
-	l.bg.Wait() // take-backs in flight end within cleanupTimeout
+	l.bg.Wait() // clean-ups under way end within cleanupTimeout
 	return nil
 }
 

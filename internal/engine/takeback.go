@@ -93,55 +93,15 @@ func outcomeUnknown(err error) bool {
 	return true
 }
 
-// takeBack releases, in the background, what the attempt a may have
-// written, with the technique's owner-checked release of a's own token, on
-// a fresh context bounded by cleanupTimeout (ctx may have ended: that is
-// often why the outcome is unknown). A release that finds nothing of a's
-// does nothing. The goroutine ends within cleanupTimeout; Close waits for
-// it.
+// takeBack releases, in the background (releaseInBackground), what the
+// attempt a may have written, with the technique's owner-checked release
+// of a's own token (ctx may have ended: that is often why the outcome is
+// unknown). A release that finds nothing of a's does nothing. It is tried
+// until it reaches Redis, for up to a's TTL, after which what a wrote has
+// expired.
 func (l *Locker) takeBack(a Attempt) {
 	if l.noTakeBack {
 		return
 	}
-	l.releaseInBackground(Held{Key: a.Key, Value: a.Token})
+	l.releaseInBackground(Held{Key: a.Key, Value: a.Token}, a.TTL)
 }
-
-// releaseInBackground runs the technique's owner-checked release of h in
-// a goroutine, on a fresh context bounded by cleanupTimeout. A release
-// that fails (a connection the pool lent dead, after the very failure
-// that made the outcome unknown) is tried again after a short wait,
-// doubling from cleanupRetry, for up to cleanupRetries tries in all,
-// until it releases or finds h no longer held; the release checks the
-// owner, so trying again is harmless. A failure after that is left
-// alone. The goroutine ends within cleanupTimeout; Close waits for it
-// (bg).
-func (l *Locker) releaseInBackground(h Held) {
-	l.bg.Add(1)
-	go func() {
-		defer l.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		wait := cleanupRetry
-		for try := 1; ; try++ {
-			err := l.tech.Release(ctx, h)
-			if err == nil || errors.Is(err, strategy.ErrNotHeld) || try == cleanupRetries {
-				return
-			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			wait *= 2
-		}
-	}()
-}
-
-// A background release is tried up to cleanupRetries times, cleanupRetry
-// apart at first and twice as long each time after (5 tries span 75 ms).
-const (
-	cleanupRetries = 5
-	cleanupRetry   = 5 * time.Millisecond
-)

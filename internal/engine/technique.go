@@ -65,11 +65,14 @@ type Held struct {
 func (h Held) Channel() string { return ReleaseChannel(h.Key) }
 
 // Abandoner is implemented by techniques that keep a line of waiters in
-// Redis: Lock calls Abandon, once, when it gives up after one or more
-// attempts, so that the waiter a.Token leaves the line at once rather than
-// when it goes stale.
+// Redis: Lock calls Abandon when it gives up after one or more attempts,
+// so that the waiter a.Waiter leaves the line at once rather than when it
+// goes stale, and passes on a lock a release handed to it. Abandon
+// returns the failure when it did not reach Redis: the engine then tries
+// it again in the background until it does (abandonLater), so it must be
+// harmless to repeat. A technique that keeps its lines itself returns nil.
 type Abandoner interface {
-	Abandon(ctx context.Context, a Attempt)
+	Abandon(ctx context.Context, a Attempt) error
 }
 
 // HandOffer is implemented by techniques that can release a lock and make an
@@ -103,6 +106,12 @@ type BusyError struct {
 	// for notices, so it keeps the waiter's place for the longer bound
 	// (WithListened).
 	Listened bool
+	// Counter is the lock's fencing counter as the refusal found it (-1:
+	// none), when Counted: a hand-off by a release in Redis whose fencing
+	// token is above it came after this refusal, so its validity may be
+	// counted from this attempt's send time (counters only grow).
+	Counter int64
+	Counted bool
 }
 
 func (e *BusyError) Error() string {

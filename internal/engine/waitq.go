@@ -92,7 +92,7 @@ func (e event) stale(w *waiter) bool { return !e.handedOff && e.tries < w.tries.
 type handoff struct {
 	value string    // the owner token the key holds
 	fence uint64    // its fencing token
-	start time.Time // the validity is counted from here; zero: from the last refused attempt
+	start time.Time // the validity is counted from here; zero: see Locker.handedOff
 	valid time.Duration
 	local bool // by an Unlock of this Locker
 	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the

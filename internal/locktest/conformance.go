@@ -271,14 +271,17 @@ func testInvalidInput(t *testing.T, f Factory, node *redistest.Node) {
 	}
 }
 
-// mustLock takes key with a 10 s bound or fails the test.
+// mustLock takes key with a 10 s bound or fails the test, and checks the
+// lease's Deadline against the call's start and return (CheckDeadline).
 func mustLock(t testing.TB, l strategy.Locker, key string) strategy.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	lease, err := l.Lock(ctx, key)
 	if err != nil {
 		t.Fatalf("Lock(%q) = %v, want nil", key, err)
 	}
+	CheckDeadline(t, lease, start, time.Now(), TTLOf(l))
 	return lease
 }
