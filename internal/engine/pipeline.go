@@ -64,15 +64,18 @@ type Pipeline struct {
 	// write, and the reader once before it stops (NewDeadlinePipeline).
 	yields bool
 	calls  sync.Pool // idle *pipeCall
+	// markPrefix begins every mark's string (see ErrUnmatchedReply).
+	markPrefix []byte
 
-	mu    sync.Mutex
-	cur   *stream // the connection commands are written to; nil when none
-	alone int     // commands sent on connections of their own, under way
+	mu       sync.Mutex
+	cur      *stream // the connection commands are written to; nil when none
+	alone    int     // commands sent on connections of their own, under way
+	lastMark uint64  // the id of the last mark written, on any connection
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
 func NewPipeline(pool strategy.Pool) *Pipeline {
-	return &Pipeline{pool: pool}
+	return &Pipeline{pool: pool, markPrefix: newMarkPrefix()}
 }
 
 // NewDeadlinePipeline returns a Pipeline over the connections of pool for
@@ -96,7 +99,7 @@ func NewPipeline(pool strategy.Pool) *Pipeline {
 // whose calls are the user's goroutines' own, uses NewPipeline, which
 // yields neither.
 func NewDeadlinePipeline(pool strategy.Pool) *Pipeline {
-	return &Pipeline{pool: pool, byDeadline: true, yields: true}
+	return &Pipeline{pool: pool, byDeadline: true, yields: true, markPrefix: newMarkPrefix()}
 }
 
 // stream is the Pipeline's connection while commands await their replies
@@ -109,7 +112,8 @@ type stream struct {
 	pending   []*pipeCall // queued for the writer, in order
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
-	out       []Command   // the writer's copy of the commands it writes
+	out       []Command   // the writer's copy of the commands it writes, and the mark
+	markBuf   []byte      // the writer's buffer for its mark's string
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
@@ -130,6 +134,7 @@ type pipeCall struct {
 	bounded  bool       // its ctx has a deadline
 	replies  [2]Reply
 	err      error         // the connection's failure, when the replies did not come
+	mark     uint64        // the id of the mark written after it, the last of its write; 0: none
 	done     chan struct{} // the reader sends once, when replies and err are set
 	timer    *time.Timer   // the caller's deadline; nil until first needed
 }
@@ -310,6 +315,7 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	s.pending = s.spare[:0]
 	out := s.out[:0]
 	for _, c := range batch {
+		c.mark = 0
 		s.waiting = append(s.waiting, c)
 		out = append(out, c.cmds[:c.size()]...)
 		if !c.bounded {
@@ -318,6 +324,11 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 			s.latest = c.deadline
 		}
 	}
+	p.lastMark++
+	batch[len(batch)-1].mark = p.lastMark
+	var mark Command
+	mark, s.markBuf = p.mark(s.markBuf, p.lastMark)
+	out = append(out, mark)
 	clear(batch)
 	s.spare = batch
 	if !s.reading {

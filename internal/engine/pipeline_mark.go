@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// ErrUnmatchedReply is what every command on a Pipeline's shared
+// connection gets when a reply on it cannot be proved to answer the
+// command it was read for (a reply was lost while the connection stayed
+// open, so the ones after it would answer the wrong commands): the
+// connection is dropped and each of its commands may or may not have run.
+var ErrUnmatchedReply = errors.New("lockzoo: a reply on the shared connection did not match its command")
+
+// Marks: the writer ends each write with one mark, ECHO of the
+// Pipeline's prefix and an id that rises with each write, and the reader
+// hands a write's replies to their callers only once the reply in the
+// mark's place is that very string. A reply lost, or several, shifts every
+// later one into the place of an earlier command, and so a different
+// reply into the mark's place: no mark's string comes twice, and no
+// command's reply carries the prefix (random per Pipeline).
+
+// newMarkPrefix returns a Pipeline's mark prefix: "lockzoo:", 26 random
+// characters and ":".
+func newMarkPrefix() []byte {
+	return []byte("lockzoo:" + rand.Text() + ":")
+}
+
+// mark returns the ECHO command of the mark id, its argument appended to
+// buf[:0] (the writer's buffer, which it keeps until the write is done).
+func (p *Pipeline) mark(buf []byte, id uint64) (Command, []byte) {
+	buf = strconv.AppendUint(append(buf[:0], p.markPrefix...), id, 10)
+	return Command{"ECHO", []any{buf}}, buf
+}
+
+// isMark reports whether v, a reply read for a command, is a mark of p's:
+// the reply of a mark in a command's place.
+func (p *Pipeline) isMark(v any) bool {
+	b, ok := v.([]byte)
+	return ok && bytes.HasPrefix(b, p.markPrefix)
+}
+
+// isMarkOf reports whether v, the reply read in the place of mark id, is
+// that mark's string; buf is the reader's buffer to build it in.
+func (p *Pipeline) isMarkOf(v any, id uint64, buf []byte) (bool, []byte) {
+	buf = strconv.AppendUint(append(buf[:0], p.markPrefix...), id, 10)
+	b, ok := v.([]byte)
+	return ok && bytes.Equal(b, buf), buf
+}
+
+// spoil makes conn, whose replies are out of step with its commands,
+// fail, so that closing it drops it rather than returning it to its pool
+// (where redigo's Close would wait for the replies it thinks pending): it
+// reads with no time left (a nanosecond, see ReceiveBy) until a read fails,
+// which makes redigo mark the connection failed. A connection has at most
+// as many replies on the way as commands and marks written to it, fewer
+// than spoilReads. A connection without read deadlines
+// (redis.ConnWithTimeout) is left as it is; a panic in it is dropped.
+func spoil(conn redis.Conn) {
+	defer func() { _ = recover() }()
+	cwt, timed := conn.(redis.ConnWithTimeout)
+	if !timed {
+		return
+	}
+	for range spoilReads {
+		if _, err := cwt.ReceiveWithTimeout(time.Nanosecond); err != nil {
+			if _, refused := err.(redis.Error); !refused {
+				return
+			}
+		}
+	}
+}
+
+// spoilReads bounds spoil's reads: more than a connection's commands
+// (two per call) and marks (one per write) can be.
+const spoilReads = 4*MaxInFlight + 4
