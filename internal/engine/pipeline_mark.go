@@ -76,6 +76,43 @@ func spoil(conn redis.Conn) {
 	}
 }
 
-// spoilReads bounds spoil's reads: more than a connection's commands
+// spoilReads bounds spoil's and unmatched's reads: more than a connection's commands
 // (two per call) and marks (one per write) can be.
 const spoilReads = 4*MaxInFlight + 4
+
+// unmatched ends s, whose replies are out of step with its commands, as
+// fail does with err, for the reader: first it stops the writing and
+// reads on until the reply of the last mark written comes, by the latest
+// deadline of s's commands and within maxDrain, since Redis runs a
+// connection's commands in order: every command written has then run, so
+// that a take-back of one that failed here comes after it, not before.
+// Then it spoils the connection so that closing it drops it.
+func (p *Pipeline) unmatched(s *stream, err error) {
+	p.mu.Lock()
+	p.retire(s)
+	last := s.waiting[len(s.waiting)-1].mark // the writer marks every write's last call before writing it
+	latest, bounded := s.latest, s.unbounded == 0
+	p.mu.Unlock()
+	drain := time.Now().Add(maxDrain)
+	if bounded && latest.Before(drain) {
+		drain = latest
+	}
+	if cwt, timed := s.conn.(redis.ConnWithTimeout); timed {
+		var want []byte
+		for range spoilReads {
+			v, rerr := receive(cwt, drain, true)
+			if _, refused := rerr.(redis.Error); rerr != nil && !refused {
+				break
+			}
+			var matched bool
+			if matched, want = p.isMarkOf(v, last, want); matched {
+				break
+			}
+		}
+	}
+	spoil(s.conn)
+	p.fail(s, err)
+}
+
+// maxDrain bounds how long unmatched reads on for the last mark's reply.
+const maxDrain = time.Second

@@ -47,8 +47,8 @@ func (p *Pipeline) read(s *stream) {
 		for i := range c.size() {
 			r, err := reply(receive(s.conn, latest, bounded))
 			if err == nil && p.isMark(r.Value) {
-				err = fmt.Errorf("%w: a mark's reply came in the place of a command's", ErrUnmatchedReply)
-				spoil(s.conn)
+				p.unmatched(s, fmt.Errorf("%w: a mark's reply came in the place of a command's", ErrUnmatchedReply))
+				return
 			}
 			if err != nil {
 				p.fail(s, err)
@@ -61,15 +61,13 @@ func (p *Pipeline) read(s *stream) {
 			continue
 		}
 		r, err := reply(receive(s.conn, latest, bounded))
-		if err == nil {
-			var matched bool
-			if matched, want = p.isMarkOf(r.Value, mark, want); !matched {
-				err = fmt.Errorf("%w: the reply in the place of mark %d was not it", ErrUnmatchedReply, mark)
-				spoil(s.conn)
-			}
-		}
 		if err != nil {
 			p.fail(s, err)
+			return
+		}
+		var matched bool
+		if matched, want = p.isMarkOf(r.Value, mark, want); !matched {
+			p.unmatched(s, fmt.Errorf("%w: the reply in the place of mark %d was not it", ErrUnmatchedReply, mark))
 			return
 		}
 		p.mu.Lock()
