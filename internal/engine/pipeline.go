@@ -44,6 +44,18 @@ const MaxInFlight = 64
 // connection. A command queued behind the failure, never written, is not
 // failed by it: it is sent again alone on a connection of its own.
 //
+// A reply reaches a caller only when it is proved to answer that caller's
+// command: the writer ends each write with a mark, ECHO of a string no
+// other write and no command's reply carries, and the reader hands a
+// write's replies out only once the mark's reply comes in its place. A
+// reply lost while the connection stays open (a proxy or middlebox that
+// drops it) shifts every later one, so a mark's reply lands in a
+// command's place or another reply in the mark's; the connection then
+// fails every command on it as one that may have run (ErrUnmatchedReply),
+// once the last mark written has answered, so that each has run before
+// its caller can take it back, and it is dropped rather than pooled. Each
+// write costs one ECHO more; a caller alone pays nothing.
+//
 // Each caller is bounded by its ctx as DoContext bounds a command: it
 // returns when ctx is cancelled or its deadline passes, and its reply,
 // when it comes, is dropped. The reader reads each reply with the latest
@@ -51,9 +63,12 @@ const MaxInFlight = 64
 // none, as Do has none), so it ends when the connection has no command
 // left, fails, or outlives that deadline; a server that stalls past it
 // fails every command on the connection, those whose own deadline is
-// later included. A panic in the pool or the connection fails the
-// commands concerned with an error wrapping ErrPanicked rather than
-// crashing the process.
+// later included. A lost reply that no other reply follows (a write's
+// mark's, say) is noticed only when that deadline passes: the write's
+// callers wait for their own deadlines, and one without a deadline, like
+// the reader, for ever (as Do on a connection of its own would). A panic
+// in the pool or the connection fails the commands concerned with an
+// error wrapping ErrPanicked rather than crashing the process.
 //
 // The zero value is not usable; create one with NewPipeline or
 // NewDeadlinePipeline. It is safe for concurrent use.
@@ -113,7 +128,7 @@ type stream struct {
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
 	out       []Command   // the writer's copy of the commands it writes, and the mark
-	markBuf   []byte      // the writer's buffer for its mark's string
+	markArgs  []any       // the writer's mark's arguments (Pipeline.markArgs)
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
@@ -326,9 +341,11 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	}
 	p.lastMark++
 	batch[len(batch)-1].mark = p.lastMark
-	var mark Command
-	mark, s.markBuf = p.mark(s.markBuf, p.lastMark)
-	out = append(out, mark)
+	if s.markArgs == nil {
+		s.markArgs = p.markArgs()
+	}
+	p.setMark(s.markArgs, p.lastMark)
+	out = append(out, Command{"ECHO", s.markArgs})
 	clear(batch)
 	s.spare = batch
 	if !s.reading {

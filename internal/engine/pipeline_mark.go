@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -31,11 +30,26 @@ func newMarkPrefix() []byte {
 	return []byte("lockzoo:" + rand.Text() + ":")
 }
 
-// mark returns the ECHO command of the mark id, its argument appended to
-// buf[:0] (the writer's buffer, which it keeps until the write is done).
-func (p *Pipeline) mark(buf []byte, id uint64) (Command, []byte) {
-	buf = strconv.AppendUint(append(buf[:0], p.markPrefix...), id, 10)
-	return Command{"ECHO", []any{buf}}, buf
+// markDigits is how many decimal digits a mark's id is written with,
+// zero-padded: every mark of a Pipeline has the same length, so that a
+// stream writes all of its marks from one buffer (markArgs), boxed once.
+const markDigits = 20
+
+// markArgs returns the arguments of a stream's marks: one buffer of the
+// mark's length, which setMark fills before each write.
+func (p *Pipeline) markArgs() []any {
+	buf := make([]byte, len(p.markPrefix)+markDigits)
+	copy(buf, p.markPrefix)
+	return []any{buf}
+}
+
+// setMark writes id into the buffer of args (markArgs).
+func (p *Pipeline) setMark(args []any, id uint64) {
+	digits := args[0].([]byte)[len(p.markPrefix):]
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + id%10)
+		id /= 10
+	}
 }
 
 // isMark reports whether v, a reply read for a command, is a mark of p's:
@@ -46,11 +60,20 @@ func (p *Pipeline) isMark(v any) bool {
 }
 
 // isMarkOf reports whether v, the reply read in the place of mark id, is
-// that mark's string; buf is the reader's buffer to build it in.
-func (p *Pipeline) isMarkOf(v any, id uint64, buf []byte) (bool, []byte) {
-	buf = strconv.AppendUint(append(buf[:0], p.markPrefix...), id, 10)
+// that mark's string.
+func (p *Pipeline) isMarkOf(v any, id uint64) bool {
 	b, ok := v.([]byte)
-	return ok && bytes.Equal(b, buf), buf
+	if !ok || len(b) != len(p.markPrefix)+markDigits || !bytes.HasPrefix(b, p.markPrefix) {
+		return false
+	}
+	digits := b[len(p.markPrefix):]
+	for i := len(digits) - 1; i >= 0; i-- {
+		if digits[i] != byte('0'+id%10) {
+			return false
+		}
+		id /= 10
+	}
+	return true
 }
 
 // spoil makes conn, whose replies are out of step with its commands,
@@ -98,14 +121,12 @@ func (p *Pipeline) unmatched(s *stream, err error) {
 		drain = latest
 	}
 	if cwt, timed := s.conn.(redis.ConnWithTimeout); timed {
-		var want []byte
 		for range spoilReads {
 			v, rerr := receive(cwt, drain, true)
 			if _, refused := rerr.(redis.Error); rerr != nil && !refused {
 				break
 			}
-			var matched bool
-			if matched, want = p.isMarkOf(v, last, want); matched {
+			if p.isMarkOf(v, last) {
 				break
 			}
 		}

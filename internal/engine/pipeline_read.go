@@ -20,9 +20,7 @@ import (
 // pool when the writer has stopped too (settle).
 func (p *Pipeline) read(s *stream) {
 	lingered := false
-	held := 0             // s.waiting[:held] have their replies, and await their write's mark
-	var ready []*pipeCall // a write's calls, handed out outside p.mu
-	var want []byte       // the expected mark's string
+	held := 0 // s.waiting[:held] have their replies, and await their write's mark
 	for {
 		p.mu.Lock()
 		if len(s.waiting) == 0 {
@@ -65,14 +63,14 @@ func (p *Pipeline) read(s *stream) {
 			p.fail(s, err)
 			return
 		}
-		var matched bool
-		if matched, want = p.isMarkOf(r.Value, mark, want); !matched {
+		if !p.isMarkOf(r.Value, mark) {
 			p.unmatched(s, fmt.Errorf("%w: the reply in the place of mark %d was not it", ErrUnmatchedReply, mark))
 			return
 		}
 		p.mu.Lock()
-		ready = append(ready, s.waiting[:held]...)
-		clear(s.waiting[:held])
+		// The writer appends after s.waiting's end, so the calls before
+		// its start are the reader's to hand out and clear.
+		ready := s.waiting[:held:held]
 		s.waiting = s.waiting[held:]
 		held = 0
 		for _, c := range ready {
@@ -85,7 +83,6 @@ func (p *Pipeline) read(s *stream) {
 			c.done <- struct{}{}
 		}
 		clear(ready)
-		ready = ready[:0]
 	}
 }
 
