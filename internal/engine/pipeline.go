@@ -86,6 +86,9 @@ type Pipeline struct {
 	cur      *stream // the connection commands are written to; nil when none
 	alone    int     // commands sent on connections of their own, under way
 	lastMark uint64  // the id of the last mark written, on any connection
+	// markArgs: a settled stream's mark arguments, for the next stream
+	// (a stream's buffer is its writer's alone while it writes).
+	markArgs []any
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
@@ -342,7 +345,10 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	p.lastMark++
 	batch[len(batch)-1].mark = p.lastMark
 	if s.markArgs == nil {
-		s.markArgs = p.markArgs()
+		s.markArgs, p.markArgs = p.markArgs, nil
+		if s.markArgs == nil {
+			s.markArgs = p.newMarkArgs()
+		}
 	}
 	p.setMark(s.markArgs, p.lastMark)
 	out = append(out, Command{"ECHO", s.markArgs})
@@ -407,6 +413,9 @@ func (p *Pipeline) settle(s *stream) bool {
 	}
 	if p.cur == s {
 		p.cur = nil
+	}
+	if s.markArgs != nil {
+		p.markArgs, s.markArgs = s.markArgs, nil
 	}
 	return true
 }

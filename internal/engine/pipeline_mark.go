@@ -24,31 +24,36 @@ var ErrUnmatchedReply = errors.New("lockzoo: a reply on the shared connection di
 // reply into the mark's place: no mark's string comes twice, and no
 // command's reply carries the prefix (random per Pipeline).
 
-// newMarkPrefix returns a Pipeline's mark prefix: "lockzoo:", 26 random
-// characters and ":".
+// newMarkPrefix returns a Pipeline's mark prefix: "lz" and 12 random
+// base32 characters (60 bits), short so that a mark's reply, which redigo
+// allocates, stays small.
 func newMarkPrefix() []byte {
-	return []byte("lockzoo:" + rand.Text() + ":")
+	return []byte("lz" + rand.Text()[:12])
 }
 
-// markDigits is how many decimal digits a mark's id is written with,
-// zero-padded: every mark of a Pipeline has the same length, so that a
-// stream writes all of its marks from one buffer (markArgs), boxed once.
-const markDigits = 20
+// markDigits is how many hexadecimal digits a mark's id is written
+// with, zero-padded: every mark of a Pipeline has the same length, so that a
+// stream writes all of its marks from one buffer (newMarkArgs), boxed
+// once and passed on to the next stream when it settles.
+const markDigits = 16
 
-// markArgs returns the arguments of a stream's marks: one buffer of the
-// mark's length, which setMark fills before each write.
-func (p *Pipeline) markArgs() []any {
+// newMarkArgs returns the arguments of a stream's marks: one buffer of
+// the mark's length, which setMark fills before each write.
+func (p *Pipeline) newMarkArgs() []any {
 	buf := make([]byte, len(p.markPrefix)+markDigits)
 	copy(buf, p.markPrefix)
 	return []any{buf}
 }
 
-// setMark writes id into the buffer of args (markArgs).
+// hexDigits are the digits of a mark's id.
+const hexDigits = "0123456789abcdef"
+
+// setMark writes id into the buffer of args (newMarkArgs).
 func (p *Pipeline) setMark(args []any, id uint64) {
 	digits := args[0].([]byte)[len(p.markPrefix):]
 	for i := len(digits) - 1; i >= 0; i-- {
-		digits[i] = byte('0' + id%10)
-		id /= 10
+		digits[i] = hexDigits[id&15]
+		id >>= 4
 	}
 }
 
@@ -68,10 +73,10 @@ func (p *Pipeline) isMarkOf(v any, id uint64) bool {
 	}
 	digits := b[len(p.markPrefix):]
 	for i := len(digits) - 1; i >= 0; i-- {
-		if digits[i] != byte('0'+id%10) {
+		if digits[i] != hexDigits[id&15] {
 			return false
 		}
-		id /= 10
+		id >>= 4
 	}
 	return true
 }
