@@ -131,7 +131,7 @@ type stream struct {
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
 	out       []Command   // the writer's copy of the commands it writes, and the mark
-	markArgs  []any       // the writer's mark's arguments (Pipeline.markArgs)
+	markArgs  []any       // the writer's mark's arguments (newMarkArgs)
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
@@ -317,8 +317,9 @@ func (p *Pipeline) writeLoop(s *stream) {
 
 // writeOnce is one write of s's writer, called with p.mu held: it hands
 // every queued command to the reader (starting it when it does not run)
-// and writes them, and reports whether it should write again, with p.mu
-// held. When nothing is queued, or s is broken (a command queued then
+// and writes them followed by a mark, whose id it notes on the write's
+// last call (see ErrUnmatchedReply), and reports whether it should write
+// again, with p.mu held. When nothing is queued, or s is broken (a command queued then
 // fails without being sent), it ends the writer, releases p.mu and
 // reports false.
 func (p *Pipeline) writeOnce(s *stream) bool {
