@@ -44,6 +44,18 @@ const MaxInFlight = 64
 // connection. A command queued behind the failure, never written, is not
 // failed by it: it is sent again alone on a connection of its own.
 //
+// A reply reaches a caller only when it is proved to answer that caller's
+// command: the writer ends each write with a mark, ECHO of a string no
+// other write and no command's reply carries, and the reader hands a
+// write's replies out only once the mark's reply comes in its place. A
+// reply lost while the connection stays open (a proxy or middlebox that
+// drops it) shifts every later one, so a mark's reply lands in a
+// command's place or another reply in the mark's; the connection then
+// fails every command on it as one that may have run (ErrUnmatchedReply),
+// once the last mark written has answered, so that each has run before
+// its caller can take it back, and it is dropped rather than pooled. Each
+// write costs one ECHO more; a caller alone pays nothing.
+//
 // Each caller is bounded by its ctx as DoContext bounds a command: it
 // returns when ctx is cancelled or its deadline passes, and its reply,
 // when it comes, is dropped. The reader reads each reply with the latest
@@ -51,9 +63,12 @@ const MaxInFlight = 64
 // none, as Do has none), so it ends when the connection has no command
 // left, fails, or outlives that deadline; a server that stalls past it
 // fails every command on the connection, those whose own deadline is
-// later included. A panic in the pool or the connection fails the
-// commands concerned with an error wrapping ErrPanicked rather than
-// crashing the process.
+// later included. A lost reply that no other reply follows (a write's
+// mark's, say) is noticed only when that deadline passes: the write's
+// callers wait for their own deadlines, and one without a deadline, like
+// the reader, for ever (as Do on a connection of its own would). A panic
+// in the pool or the connection fails the commands concerned with an
+// error wrapping ErrPanicked rather than crashing the process.
 //
 // The zero value is not usable; create one with NewPipeline or
 // NewDeadlinePipeline. It is safe for concurrent use.
@@ -64,15 +79,21 @@ type Pipeline struct {
 	// write, and the reader once before it stops (NewDeadlinePipeline).
 	yields bool
 	calls  sync.Pool // idle *pipeCall
+	// markPrefix begins every mark's string (see ErrUnmatchedReply).
+	markPrefix []byte
 
-	mu    sync.Mutex
-	cur   *stream // the connection commands are written to; nil when none
-	alone int     // commands sent on connections of their own, under way
+	mu       sync.Mutex
+	cur      *stream // the connection commands are written to; nil when none
+	alone    int     // commands sent on connections of their own, under way
+	lastMark uint64  // the id of the last mark written, on any connection
+	// markArgs: a settled stream's mark arguments, for the next stream
+	// (a stream's buffer is its writer's alone while it writes).
+	markArgs []any
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
 func NewPipeline(pool strategy.Pool) *Pipeline {
-	return &Pipeline{pool: pool}
+	return &Pipeline{pool: pool, markPrefix: newMarkPrefix()}
 }
 
 // NewDeadlinePipeline returns a Pipeline over the connections of pool for
@@ -96,7 +117,7 @@ func NewPipeline(pool strategy.Pool) *Pipeline {
 // whose calls are the user's goroutines' own, uses NewPipeline, which
 // yields neither.
 func NewDeadlinePipeline(pool strategy.Pool) *Pipeline {
-	return &Pipeline{pool: pool, byDeadline: true, yields: true}
+	return &Pipeline{pool: pool, byDeadline: true, yields: true, markPrefix: newMarkPrefix()}
 }
 
 // stream is the Pipeline's connection while commands await their replies
@@ -109,7 +130,8 @@ type stream struct {
 	pending   []*pipeCall // queued for the writer, in order
 	waiting   []*pipeCall // handed to the writer, in order, awaiting their replies
 	spare     []*pipeCall // the writer's other batch buffer
-	out       []Command   // the writer's copy of the commands it writes
+	out       []Command   // the writer's copy of the commands it writes, and the mark
+	markArgs  []any       // the writer's mark's arguments (newMarkArgs)
 	latest    time.Time   // the latest deadline of a command written
 	unbounded int         // commands in waiting without a deadline
 	broken    bool        // a write or a read failed: write no more
@@ -130,6 +152,7 @@ type pipeCall struct {
 	bounded  bool       // its ctx has a deadline
 	replies  [2]Reply
 	err      error         // the connection's failure, when the replies did not come
+	mark     uint64        // the id of the mark written after it, the last of its write; 0: none
 	done     chan struct{} // the reader sends once, when replies and err are set
 	timer    *time.Timer   // the caller's deadline; nil until first needed
 }
@@ -294,8 +317,9 @@ func (p *Pipeline) writeLoop(s *stream) {
 
 // writeOnce is one write of s's writer, called with p.mu held: it hands
 // every queued command to the reader (starting it when it does not run)
-// and writes them, and reports whether it should write again, with p.mu
-// held. When nothing is queued, or s is broken (a command queued then
+// and writes them followed by a mark, whose id it notes on the write's
+// last call (see ErrUnmatchedReply), and reports whether it should write
+// again, with p.mu held. When nothing is queued, or s is broken (a command queued then
 // fails without being sent), it ends the writer, releases p.mu and
 // reports false.
 func (p *Pipeline) writeOnce(s *stream) bool {
@@ -310,6 +334,7 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 	s.pending = s.spare[:0]
 	out := s.out[:0]
 	for _, c := range batch {
+		c.mark = 0
 		s.waiting = append(s.waiting, c)
 		out = append(out, c.cmds[:c.size()]...)
 		if !c.bounded {
@@ -318,6 +343,16 @@ func (p *Pipeline) writeOnce(s *stream) bool {
 			s.latest = c.deadline
 		}
 	}
+	p.lastMark++
+	batch[len(batch)-1].mark = p.lastMark
+	if s.markArgs == nil {
+		s.markArgs, p.markArgs = p.markArgs, nil
+		if s.markArgs == nil {
+			s.markArgs = p.newMarkArgs()
+		}
+	}
+	p.setMark(s.markArgs, p.lastMark)
+	out = append(out, Command{"ECHO", s.markArgs})
 	clear(batch)
 	s.spare = batch
 	if !s.reading {
@@ -379,6 +414,9 @@ func (p *Pipeline) settle(s *stream) bool {
 	}
 	if p.cur == s {
 		p.cur = nil
+	}
+	if s.markArgs != nil {
+		p.markArgs, s.markArgs = s.markArgs, nil
 	}
 	return true
 }

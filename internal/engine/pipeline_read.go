@@ -8,14 +8,19 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// read hands out the replies of s's commands in order, both of a call
-// with two at once, until none awaits one even after it yielded the
-// processor once more; when a read fails it fails every command left and
-// breaks s. It ends within the latest deadline of the commands written to
-// s (see Pipeline), and returns the connection to the pool when the
-// writer has stopped too (settle).
+// read reads the replies of s's commands in order, both of a call with
+// two at once, and hands out each write's replies once the reply in the
+// place of the write's mark is that mark's string (see ErrUnmatchedReply):
+// until then they are held. It goes on until no command awaits a reply
+// even after it yielded the processor once more. When a read fails, or a
+// reply proves a reply lost (a mark's string in a command's place, or
+// anything else in a mark's), it fails every command left, those held
+// included, and breaks s. It ends within the latest deadline of the
+// commands written to s (see Pipeline), and returns the connection to the
+// pool when the writer has stopped too (settle).
 func (p *Pipeline) read(s *stream) {
 	lingered := false
+	held := 0 // s.waiting[:held] have their replies, and await their write's mark
 	for {
 		p.mu.Lock()
 		if len(s.waiting) == 0 {
@@ -33,27 +38,51 @@ func (p *Pipeline) read(s *stream) {
 			return
 		}
 		lingered = false
-		c := s.waiting[0]
+		c := s.waiting[held] // a write ends with a marked call, so one awaits while some are held
+		mark := c.mark
 		latest, bounded := s.latest, s.unbounded == 0
 		p.mu.Unlock()
-		var replies [2]Reply
 		for i := range c.size() {
 			r, err := reply(receive(s.conn, latest, bounded))
+			if err == nil && p.isMark(r.Value) {
+				p.unmatched(s, fmt.Errorf("%w: a mark's reply came in the place of a command's", ErrUnmatchedReply))
+				return
+			}
 			if err != nil {
 				p.fail(s, err)
 				return
 			}
-			replies[i] = r
+			c.replies[i] = r
+		}
+		held++
+		if mark == 0 {
+			continue
+		}
+		r, err := reply(receive(s.conn, latest, bounded))
+		if err != nil {
+			p.fail(s, err)
+			return
+		}
+		if !p.isMarkOf(r.Value, mark) {
+			p.unmatched(s, fmt.Errorf("%w: the reply in the place of mark %d was not it", ErrUnmatchedReply, mark))
+			return
 		}
 		p.mu.Lock()
-		s.waiting[0] = nil
-		s.waiting = s.waiting[1:]
-		if !c.bounded {
-			s.unbounded--
+		// The writer appends after s.waiting's end, so the calls before
+		// its start are the reader's to hand out and clear.
+		ready := s.waiting[:held:held]
+		s.waiting = s.waiting[held:]
+		held = 0
+		for _, c := range ready {
+			if !c.bounded {
+				s.unbounded--
+			}
 		}
 		p.mu.Unlock()
-		c.replies = replies
-		c.done <- struct{}{}
+		for _, c := range ready {
+			c.done <- struct{}{}
+		}
+		clear(ready)
 	}
 }
 
