@@ -73,8 +73,10 @@ func expiredTakeover(ctx context.Context, e *env, r *Result) {
 		fail(r, "take over", err)
 		return
 	}
-	defer b.unlock(ctxB)
+	// B lets go first, as p2 does in the article: a plain DEL there
+	// deletes C's lock.
 	defer c.unlock(ctxC)
+	defer b.unlock(ctxB)
 	r.Account = freed + how
 	switch {
 	case b.err != nil && !errors.Is(b.err, strategy.ErrNotAcquired):
@@ -161,7 +163,7 @@ func (e *env) awaitExpired(ctx context.Context, a strategy.Lease, w windows, nam
 	if w.takeover != "" {
 		// Stored times are in ms and pass strictly after: a tick more.
 		wait := time.Until(a.Deadline()) + 2*time.Millisecond
-		e.rec.note("", "A's stored time passes (%v)", wait.Round(time.Millisecond))
+		e.rec.note("", "B and C wait %v for A's stored time to pass", wait.Round(time.Millisecond))
 		select {
 		case <-time.After(wait):
 			return nil
