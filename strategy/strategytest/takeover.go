@@ -41,8 +41,8 @@ func expiredTakeover(ctx context.Context, e *env, r *Result) {
 		fail(r, "free A's lock", err)
 		return
 	}
-	w, _ := windowsOf(l.Properties().Name)
-	if err := e.awaitExpired(ctx, a, w, "takeover"); err != nil {
+	w, known := windowsOf(l.Properties().Name)
+	if err := e.awaitExpired(ctx, a, w, known, "takeover"); err != nil {
 		fail(r, "wait for A's lock to expire", err)
 		return
 	}
@@ -157,18 +157,27 @@ func concurrentTakeover(ctxB, ctxC context.Context, tryB, tryC func(context.Cont
 // awaitExpired returns once the lock name that a held has expired: where
 // the technique keeps its expiry time in the value (w.takeover set), once
 // a's Deadline, measured on the clock that time was written with, has
-// passed; elsewhere once Redis has removed the key on every node. It gives
-// up after waitBound.
-func (e *env) awaitExpired(ctx context.Context, a strategy.Lease, w windows, name string) error {
-	if w.takeover != "" {
+// passed; elsewhere once Redis has removed the key on every node. For a
+// technique the suite does not know (known false) it waits for both: a's
+// Deadline, and the key under lockzoo's layout (protocol.LockKeys) gone,
+// which a peer that keeps its lock elsewhere never had. It gives up after
+// waitBound.
+func (e *env) awaitExpired(ctx context.Context, a strategy.Lease, w windows, known bool, name string) error {
+	if w.takeover != "" || !known {
 		// Stored times are in ms and pass strictly after: a tick more.
 		wait := time.Until(a.Deadline()) + 2*time.Millisecond
-		e.rec.note("", "B and C wait %v for A's stored time to pass", wait.Round(time.Millisecond))
+		what := "A's stored time to pass"
+		if !known {
+			what = "A's Deadline to pass"
+		}
+		e.rec.note("", "B and C wait %v for %s", wait.Round(time.Millisecond), what)
 		select {
 		case <-time.After(wait):
-			return nil
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if known {
+			return nil
 		}
 	}
 	deadline := time.Now().Add(waitBound)
