@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -156,19 +157,27 @@ func concurrentTakeover(ctxB, ctxC context.Context, tryB, tryC func(context.Cont
 
 // awaitExpired returns once the lock name that a held has expired: where
 // the technique keeps its expiry time in the value (w.takeover set), once
-// a's Deadline, measured on the clock that time was written with, has
-// passed; elsewhere once Redis has removed the key on every node. For a
+// the clock that time was written with is past the time stored; elsewhere once Redis has removed the key on every node. For a
 // technique the suite does not know (known false) it waits for both: a's
 // Deadline, and the key under lockzoo's layout (protocol.LockKeys) gone,
 // which a peer that keeps its lock elsewhere never had. It gives up after
 // waitBound.
 func (e *env) awaitExpired(ctx context.Context, a strategy.Lease, w windows, known bool, name string) error {
 	if w.takeover != "" || !known {
-		// Stored times are in ms and pass strictly after: a tick more.
-		wait := time.Until(a.Deadline()) + 2*time.Millisecond
-		what := "A's stored time to pass"
-		if !known {
-			what = "A's Deadline to pass"
+		wait, what := time.Until(a.Deadline()), "A's Deadline to pass"
+		if w.takeover != "" {
+			// The stored time, in Unix ms, can come a moment after the
+			// Deadline, which counts from the attempt's start; it has
+			// passed once the clock is past it.
+			v, err := e.lockValue(ctx, 0, name)
+			if err != nil {
+				return fmt.Errorf("read A's stored time: %w", err)
+			}
+			stored, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("A's lock holds %q, want a time in Unix ms: %w", v, err)
+			}
+			wait, what = time.Until(time.UnixMilli(stored+1)), "A's stored time to pass"
 		}
 		e.rec.note("", "B and C wait %v for %s", wait.Round(time.Millisecond), what)
 		select {
