@@ -1,5 +1,6 @@
 # lockzoo: make test runs everything CI runs; make redis-image builds the
-# local Redis image for the docker test backend; make example runs the quick
+# local Redis image for the docker test backend (with
+# LOCKZOO_REDIS_SERVER=valkey-server, the Valkey one); make example runs the quick
 # start against a Redis node the test harness starts; make compare runs the
 # race-condition suite and the benchmarks on every technique and prints how
 # they compare (COMPARE_FLAGS passes flags, e.g. COMPARE_FLAGS="-html r.html");
@@ -27,7 +28,7 @@ vet:
 	$(GO) vet ./...
 
 redis-image:
-	bash scripts/redis-image.sh
+	bash scripts/redis-image.sh $(LOCKZOO_REDIS_SERVER)
 
 example:
 	$(GO) test -count=1 -v -run TestQuickStart ./examples/quickstart/

@@ -50,6 +50,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "getset_timestamp",
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  false,
 		ClockSafe:         false,

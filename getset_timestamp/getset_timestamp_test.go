@@ -30,7 +30,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name: "getset_timestamp", AtomicAcquire: true, OwnerSafeRelease: false, ClockSafe: false,
+		Name: "getset_timestamp", MutualExclusion: true, AtomicAcquire: true, OwnerSafeRelease: false, ClockSafe: false,
 		AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {

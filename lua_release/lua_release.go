@@ -47,6 +47,7 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "lua_release",
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,

@@ -28,7 +28,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name: "lua_release", AtomicAcquire: true, OwnerSafeRelease: true, ClockSafe: true,
+		Name: "lua_release", MutualExclusion: true, AtomicAcquire: true, OwnerSafeRelease: true, ClockSafe: true,
 		Fencing: true, AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {

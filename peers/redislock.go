@@ -59,6 +59,7 @@ func NewRedislock(addr string, cfg strategy.Config) (*Redislock, error) {
 func (l *Redislock) Properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              RedislockName,
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,

@@ -68,6 +68,7 @@ func NewRedsync(pools []strategy.Pool, cfg strategy.Config) (*Redsync, error) {
 func (l *Redsync) Properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              l.name(),
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         l.nodes == 1,

@@ -97,6 +97,7 @@ func NewRueidislock(addr string, cfg strategy.Config) (*Rueidislock, error) {
 func (l *Rueidislock) Properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              RueidislockName,
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		AcquireRoundTrips: 1,

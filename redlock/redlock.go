@@ -78,6 +78,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "redlock",
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         false,

@@ -34,7 +34,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name: "redlock", AtomicAcquire: true, OwnerSafeRelease: true, NodeFaultTolerant: true,
+		Name: "redlock", MutualExclusion: true, AtomicAcquire: true, OwnerSafeRelease: true, NodeFaultTolerant: true,
 		Fencing: true, AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {

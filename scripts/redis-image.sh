@@ -2,15 +2,28 @@
 # redis-image.sh builds the Docker image lockzoo/redis:local FROM scratch out of
 # the host's redis-server binary and the shared libraries it links against, so
 # that internal/redistest can run Redis in containers without a registry.
+# Given valkey-server instead, it builds lockzoo/valkey:local out of the
+# host's valkey-server, which the harness runs under
+# LOCKZOO_REDIS_SERVER=valkey-server.
 #
-# Usage: bash scripts/redis-image.sh        (called by `make redis-image`)
-# Env:   LOCKZOO_REDIS_IMAGE_TAG overrides the tag (default lockzoo/redis:local).
+# Usage: bash scripts/redis-image.sh [SERVER]   (called by `make redis-image`)
+#        SERVER is redis-server (default) or valkey-server.
+# Env:   LOCKZOO_REDIS_IMAGE_TAG overrides the tag (default
+#        lockzoo/redis:local, lockzoo/valkey:local for valkey-server).
 set -euo pipefail
 
-tag="${LOCKZOO_REDIS_IMAGE_TAG:-lockzoo/redis:local}"
+name="${1:-redis-server}"
+case "$name" in
+redis-server | valkey-server) ;;
+*)
+	echo "redis-image: server $name: want redis-server or valkey-server" >&2
+	exit 1
+	;;
+esac
+tag="${LOCKZOO_REDIS_IMAGE_TAG:-lockzoo/${name%-server}:local}"
 
-if ! server="$(command -v redis-server)"; then
-	echo "redis-image: redis-server not found: apt-get install redis-server" >&2
+if ! server="$(command -v "$name")"; then
+	echo "redis-image: $name not found: apt-get install $name" >&2
 	exit 1
 fi
 if ! command -v docker >/dev/null; then
@@ -21,11 +34,12 @@ fi
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 
-# The binary must be named redis-server: Debian installs it as a symlink to
-# redis-check-rdb, and Redis picks its mode from argv[0].
+# The binary must keep its name: Debian installs redis-server as a symlink
+# to redis-check-rdb (valkey-server to valkey-check-rdb), and the server
+# picks its mode from argv[0].
 mkdir -p "$ctx/root/usr/local/bin" "$ctx/root/data" "$ctx/root/tmp"
 chmod 1777 "$ctx/root/tmp"
-cp -L "$server" "$ctx/root/usr/local/bin/redis-server"
+cp -L "$server" "$ctx/root/usr/local/bin/$name"
 
 # Every library ldd resolves ("name => /path (addr)") plus the loader, which
 # ldd prints as a bare absolute path. Copied at the same path, symlinks
@@ -46,15 +60,15 @@ while IFS= read -r lib; do
 	cp -L "$lib" "$ctx/root$lib"
 done <<<"$libs"
 
-cat >"$ctx/Dockerfile" <<'DOCKERFILE'
+cat >"$ctx/Dockerfile" <<DOCKERFILE
 FROM scratch
 COPY root/ /
 ENV PATH=/usr/local/bin:/usr/bin:/bin
 WORKDIR /data
 EXPOSE 6379
-ENTRYPOINT ["redis-server"]
+ENTRYPOINT ["$name"]
 CMD ["--port", "6379", "--bind", "0.0.0.0", "--protected-mode", "no", "--save", ""]
 DOCKERFILE
 
-docker build --quiet --label lockzoo.image=redis --tag "$tag" "$ctx" >/dev/null
+docker build --quiet --label lockzoo.image="${name%-server}" --tag "$tag" "$ctx" >/dev/null
 echo "$tag"

@@ -37,6 +37,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "set_nx_ex",
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  false, // GET and DEL are two commands
 		ClockSafe:         true,

@@ -29,7 +29,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name:              "set_nx_ex",
+		Name: "set_nx_ex", MutualExclusion: true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  false,
 		ClockSafe:         true,

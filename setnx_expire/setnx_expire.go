@@ -38,6 +38,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "setnx_expire",
+		MutualExclusion:   true,
 		AtomicAcquire:     false,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,

@@ -30,7 +30,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name: "setnx_expire", AtomicAcquire: false, OwnerSafeRelease: true, ClockSafe: true,
+		Name: "setnx_expire", MutualExclusion: true, AtomicAcquire: false, OwnerSafeRelease: true, ClockSafe: true,
 		AcquireRoundTrips: 2, ReleaseRoundTrips: 3,
 	}
 	if got := l.Properties(); got != want {

@@ -81,6 +81,7 @@ type Lease interface {
 // suite (strategytest) checks each claim against real Redis.
 type Properties struct {
 	Name              string // the technique's folder name, e.g. "lua_release"
+	MutualExclusion   bool   // no two clients hold one lock at once, even when waiters take over an expired lock
 	AtomicAcquire     bool   // value and expiry are set in one step
 	OwnerSafeRelease  bool   // Unlock/Extend never touch a lock someone else now holds
 	ClockSafe         bool   // safety does not depend on clients' clocks agreeing

@@ -35,6 +35,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              "watch_multi",
+		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,

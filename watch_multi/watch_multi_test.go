@@ -29,7 +29,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name:              "watch_multi",
+		Name: "watch_multi", MutualExclusion: true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,
 		ClockSafe:         true,

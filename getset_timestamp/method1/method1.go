@@ -53,6 +53,7 @@ const name = "getset_timestamp/method1"
 func properties() strategy.Properties {
 	return strategy.Properties{
 		Name:              name,
+		MutualExclusion:   true,
 		AtomicAcquire:     false, // no expiry is ever set
 		OwnerSafeRelease:  false, // a plain DEL
 		ClockSafe:         true,  // no clock is read

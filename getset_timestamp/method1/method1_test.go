@@ -33,7 +33,7 @@ func TestProperties(t *testing.T) {
 		t.Fatalf("New() = %v, want nil", err)
 	}
 	want := strategy.Properties{
-		Name: "getset_timestamp/method1", AtomicAcquire: false, OwnerSafeRelease: false, ClockSafe: true,
+		Name: "getset_timestamp/method1", MutualExclusion: true, AtomicAcquire: false, OwnerSafeRelease: false, ClockSafe: true,
 		AcquireRoundTrips: 1, ReleaseRoundTrips: 1,
 	}
 	if got := l.Properties(); got != want {

@@ -96,8 +96,11 @@
 //
 // Two waiters that both saw the stored time passed both DEL and SETNX: the
 // second DEL deletes the first one's fresh lock, and both hold it (the
-// article's p2 and p3; see TestP2P3BothHold). Mutual exclusion holds only
-// while no lock expires with waiters around.
+// article's p2 and p3; see TestP2P3BothHold). This race breaks mutual
+// exclusion, so Properties does not claim MutualExclusion: it holds only
+// while no lock expires with waiters around. strategytest's
+// expired-takeover scenario shows it violated, where getset_timestamp
+// holds.
 //
 // Clients' clocks decide everything (ClockSafe is false): a client whose
 // clock runs ahead sees a live lock as expired, deletes it and takes it.

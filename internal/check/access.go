@@ -110,14 +110,11 @@ func summarize(user string, refused []refusal) (value string, breaks []Break) {
 }
 
 // refusedFor names the techniques a refusal stops: all of them when a key
-// or a channel under the prefix is refused (NOPERM, or "can't access" in
-// a script), when the node is read-only or out of memory, or for an engine
+// or a channel under the prefix is refused (deniesData), when the node is read-only or out of memory, or for an engine
 // command; the scripted techniques for a command refused in a script; the
 // techniques that send it otherwise.
 func refusedFor(r refusal) []string {
-	denied := strings.HasPrefix(r.err, "NOPERM") || strings.Contains(r.err, "can't")
-	if denied && (strings.Contains(r.err, "key") || strings.Contains(r.err, "channel")) ||
-		strings.HasPrefix(r.err, "READONLY") || strings.HasPrefix(r.err, "OOM") {
+	if deniesData(r.err) || strings.HasPrefix(r.err, "READONLY") || strings.HasPrefix(r.err, "OOM") {
 		return allTechniques()
 	}
 	if r.script {
@@ -127,6 +124,18 @@ func refusedFor(r refusal) []string {
 		return users
 	}
 	return allTechniques()
+}
+
+// deniesData reports whether a server's error refuses this user a key or
+// a channel, as Redis and Valkey word it: NOPERM, or an ACL failure inside
+// a script ("can't access" in Redis, "No permissions" in Valkey), about a
+// key or a channel. The wording differs between servers and versions
+// ("this user has no permissions to access one of the keys", "No
+// permissions to access a key"), so only its meaning is matched.
+func deniesData(err string) bool {
+	e := strings.ToLower(err)
+	denied := strings.HasPrefix(err, "NOPERM") || strings.Contains(e, "can't access") || strings.Contains(e, "no permissions")
+	return denied && (strings.Contains(e, "key") || strings.Contains(e, "channel"))
 }
 
 // pickScratch chooses the scratch keys: a random lock name whose keys
@@ -221,20 +230,30 @@ func tryTransaction(ctx context.Context, n *node, s scratch) []refusal {
 }
 
 // trySubscribe subscribes to channel and unsubscribes on a connection of
-// its own, as internal/notify does when a Locker waits.
+// its own, as internal/notify does when a Locker waits. It unsubscribes
+// only once subscribed.
 func trySubscribe(ctx context.Context, n *node, channel string) []refusal {
 	c, err := n.target.dial(ctx)
 	if err != nil {
 		return []refusal{{cmd: "SUBSCRIBE", err: "dial: " + err.Error()}}
 	}
 	defer c.Close()
-	var refused []refusal
-	for _, cmd := range []string{"SUBSCRIBE", "UNSUBSCRIBE"} {
-		if _, err := redis.DoContext(c, ctx, cmd, channel); err != nil {
-			refused = append(refused, refusal{cmd: cmd, err: err.Error()})
-		}
+	if _, err := redis.DoContext(c, ctx, "SUBSCRIBE", channel); err != nil {
+		// Not subscribed: there is nothing to UNSUBSCRIBE from, and
+		// Valkey would answer NOSUB, which refuses nothing.
+		return []refusal{{cmd: "SUBSCRIBE", err: err.Error()}}
 	}
-	return refused
+	if _, err := redis.DoContext(c, ctx, "UNSUBSCRIBE", channel); err != nil && !notSubscribed(err) {
+		return []refusal{{cmd: "UNSUBSCRIBE", err: err.Error()}}
+	}
+	return nil
+}
+
+// notSubscribed reports whether err is Valkey's answer to an UNSUBSCRIBE
+// on a connection that is not subscribed (NOSUB): not a refusal, and Redis
+// answers the same UNSUBSCRIBE with an empty confirmation instead.
+func notSubscribed(err error) bool {
+	return strings.HasPrefix(err.Error(), "NOSUB")
 }
 
 // tryScript runs access.lua (EVALSHA, EVAL on NOSCRIPT).

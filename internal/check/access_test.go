@@ -1,10 +1,11 @@
 package check
 
 import (
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
@@ -29,35 +30,48 @@ func TestAccess(t *testing.T) {
 	byCLI := func(user string) []string {
 		return []string{"-u", "redis://" + node.Addr(), "--user", user, "-a", "pw"}
 	}
+	// Redis and Valkey word their refusals differently ("this user has no
+	// permissions to access one of the keys", "No permissions to access a
+	// key"): the cases assert what was refused and why (NOPERM, about a
+	// key or a channel), not the wording.
 	tests := []struct {
 		user    string
 		args    []string
 		status  Status
 		value   string   // the access value contains it
+		about   string   // a NOPERM refusal is about this ("key", "channel"), case aside; "" for none
+		absent  []string // the access value holds none of these
 		victims []string // the techniques that cannot run
 	}{
-		{"confined", byFlags("confined"), OK, "user confined: all tried under \"lock:\" permitted", nil},
-		{"nokeys", byURL("nokeys"), Hazard, "no permissions to access one of the keys", allTechniques()},
-		{"nochannels", byCLI("nochannels"), Hazard, "PUBLISH, SUBSCRIBE: NOPERM this user has no permissions to access one of the channels", allTechniques()},
-		{"noscripts", byFlags("noscripts"), Hazard, "EVALSHA: NOPERM", scripted()},
-		{"noclient", byURL("noclient"), Hazard, "CLIENT SETNAME: NOPERM", []string{redlock}},
-		{"noconfig", byCLI("noconfig"), OK, "user noconfig: all tried", nil},
-		{"nomulti", byFlags("nomulti"), Hazard, "MULTI: NOPERM", allTechniques()},
+		{user: "confined", args: byFlags("confined"), status: OK, value: "user confined: all tried under \"lock:\" permitted"},
+		{user: "nokeys", args: byURL("nokeys"), status: Hazard, value: "GET, SETNX, GETSET, PEXPIRE, EXPIRE, TTL, DEL, EVALSHA: NOPERM", about: "key", victims: allTechniques()},
+		// SUBSCRIBE refused leaves nothing to UNSUBSCRIBE from: Valkey
+		// answers that UNSUBSCRIBE with NOSUB, which refuses nothing.
+		{user: "nochannels", args: byCLI("nochannels"), status: Hazard, value: "PUBLISH, SUBSCRIBE: NOPERM", about: "channel",
+			absent: []string{"UNSUBSCRIBE", "NOSUB"}, victims: allTechniques()},
+		{user: "noscripts", args: byFlags("noscripts"), status: Hazard, value: "EVALSHA: NOPERM", victims: scripted()},
+		{user: "noclient", args: byURL("noclient"), status: Hazard, value: "CLIENT SETNAME: NOPERM", victims: []string{redlock}},
+		{user: "noconfig", args: byCLI("noconfig"), status: OK, value: "user noconfig: all tried"},
+		{user: "nomulti", args: byFlags("nomulti"), status: Hazard, value: "MULTI: NOPERM", victims: allTechniques()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.user, func(t *testing.T) {
 			t.Parallel()
 			rep, code := runJSON(t, tc.args...)
 			f := findingOf(t, rep, node.Addr(), FamilyAccess)
-			if f.Status != tc.status {
-				t.Errorf("access status = %s, want %s (%+v)", f.Status, tc.status, f)
+			assert.Equal(t, tc.status, f.Status, "access status (%+v)", f)
+			assert.Contains(t, f.Value, tc.value, "access value")
+			if tc.about != "" {
+				_, reason, _ := strings.Cut(f.Value, tc.value)
+				reason, _, _ = strings.Cut(reason, ";")
+				assert.Contains(t, strings.ToLower(reason), tc.about, "access value %q: the NOPERM after %q, want it about a %s", f.Value, tc.value, tc.about)
 			}
-			mustContain(t, "access value", f.Value, tc.value)
-			if got := brokenBy(f, Runs); !slices.Equal(got, tc.victims) {
-				t.Errorf("access breaks Runs of %v, want %v", got, tc.victims)
+			for _, a := range tc.absent {
+				assert.NotContains(t, f.Value, a, "access value")
 			}
-			if tc.status == Hazard && code != ExitHazard {
-				t.Errorf("exit status %d, want %d", code, ExitHazard)
+			assert.Equal(t, tc.victims, brokenBy(f, Runs), "techniques whose Runs the access finding breaks")
+			if tc.status == Hazard {
+				assert.Equal(t, ExitHazard, code, "exit status")
 			}
 		})
 	}
@@ -149,4 +163,30 @@ func TestNothingWithoutExpiry(t *testing.T) {
 		}
 	}
 	t.Logf("left %d key(s), each with an expiry: %q", len(keys), keys)
+}
+
+// TestDeniesData reads both servers' refusals of a key or a channel, in
+// commands and in scripts, by their meaning.
+func TestDeniesData(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  string
+		want bool
+	}{
+		{"NOPERM this user has no permissions to access one of the keys used as arguments", true}, // Redis 7.0
+		{"NOPERM No permissions to access a key", true},                                           // Valkey 8.0
+		{"NOPERM this user has no permissions to access one of the channels used as arguments", true},
+		{"NOPERM No permissions to access a channel", true},
+		{"ERR The user executing the script can't access at least one of the keys mentioned in the script", true},
+		{"ERR ACL failure in script: No permissions to access a channel", true},
+		{"NOPERM this user has no permissions to run the 'evalsha' command", false},
+		{"NOPERM User noscripts has no permissions to run the 'evalsha' command", false},
+		{"NOSUB 'unsubscribe' command executed not in subscribed mode", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.err, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, deniesData(tc.err), "deniesData(%q)", tc.err)
+		})
+	}
 }

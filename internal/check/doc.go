@@ -21,8 +21,9 @@
 //   - replication (replication.go): role, connected_slaves,
 //     min-replicas-to-write. A failover to a lagging replica loses locks;
 //     a replica address refuses (or worse, keeps to itself) every write.
-//   - version (version.go): redis_version and COMMAND INFO of every command
-//     the techniques send.
+//   - version (version.go): the server and its version (Redis, or Valkey
+//     with the redis_version it reports besides), and COMMAND INFO of
+//     every command the techniques send.
 //   - cluster (cluster.go): cluster mode, whether one lock's keys (as
 //     internal/protocol lays them out) share a slot under the prefix, and
 //     whether the prefix's hash tag, if any, is served here.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -77,4 +78,14 @@ func mustContain(t *testing.T, what, s, want string) {
 	if !strings.Contains(s, want) {
 		t.Errorf("%s = %q, want it to contain %q", what, s, want)
 	}
+}
+
+// harnessServer names the server internal/redistest runs, as the version
+// finding names it: "valkey" under LOCKZOO_REDIS_SERVER=valkey-server,
+// else "redis".
+func harnessServer() string {
+	if strings.Contains(os.Getenv("LOCKZOO_REDIS_SERVER"), "valkey") {
+		return "valkey"
+	}
+	return "redis"
 }

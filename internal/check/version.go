@@ -46,11 +46,39 @@ func parseVersion(s string) (version, error) {
 	return v, nil
 }
 
+// serverOf names the server behind n and its own version, from INFO
+// server: Valkey reports server_name:valkey and valkey_version beside a
+// redis_version it keeps for clients (7.2.4 in Valkey 8); Redis reports
+// redis_version alone. It returns "redis" and redisVersion when INFO names
+// no other server.
+func serverOf(n *node, redisVersion string) (name, ver string) {
+	name, err := n.field("server_name")
+	if err != nil || name == "" || name == "redis" {
+		return "redis", redisVersion
+	}
+	ver, err = n.field(name + "_version")
+	if err != nil {
+		return name, "of unknown version"
+	}
+	return name, ver
+}
+
+// describeServer renders the server and its version: "redis 7.0.15", or
+// "valkey 8.0.1 (redis_version 7.2.4)" for a server that reports a Redis
+// version of its own.
+func describeServer(n *node, redisVersion string) string {
+	name, ver := serverOf(n, redisVersion)
+	if name == "redis" {
+		return "redis " + ver
+	}
+	return fmt.Sprintf("%s %s (redis_version %s)", name, ver, redisVersion)
+}
+
 // checkVersion reports the server's version and whether it knows every
 // command lockzoo sends (COMMAND INFO: a renamed or disabled command is
 // unknown to it). Whether this user may run them is the access check's.
 func checkVersion(ctx context.Context, n *node) Finding {
-	f := Finding{Addr: n.addr(), Hazard: FamilyVersion, Setting: "redis_version, COMMAND INFO"}
+	f := Finding{Addr: n.addr(), Hazard: FamilyVersion, Setting: "server_name, redis_version, COMMAND INFO"}
 	text, err := n.field("redis_version")
 	if err != nil {
 		return unknown(n, FamilyVersion, f.Setting, err)
@@ -67,7 +95,7 @@ func checkVersion(ctx context.Context, n *node) Finding {
 	case len(missing) > 0:
 		commands = "unknown commands: " + strings.Join(missing, ", ")
 	}
-	f.Value = fmt.Sprintf("redis_version %s, %s", text, commands)
+	f.Value = describeServer(n, text) + ", " + commands
 	broken := map[string]bool{}
 	var why []string
 	switch {
@@ -101,7 +129,7 @@ func checkVersion(ctx context.Context, n *node) Finding {
 	}
 	f.Status = Hazard
 	f.Why = strings.Join(why, "; ")
-	f.Change = fmt.Sprintf("run Redis %v or later (lockzoo is tested on 7) with the commands under their own names (no rename-command)", minScriptVersion())
+	f.Change = fmt.Sprintf("run Redis %v or later (lockzoo is tested on Redis 7.0 and Valkey 8.0) with the commands under their own names (no rename-command)", minScriptVersion())
 	return f
 }
 

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // A chart is drawn on the server as plain SVG geometry; the template only
@@ -49,10 +50,15 @@ type svgLegend struct{ X, Y, TextX, TextY, Color, Text string }
 
 // Layout of a panel, in SVG user units.
 const (
-	labelWidth = 150.0 // technique names, left of the plot
-	valueRoom  = 70.0  // right of the longest bar, for its value
-	titleRoom  = 44.0  // title and legend above the plot
-	axisRoom   = 28.0  // tick labels below the plot
+	labelWidth = 150.0 // technique names, left of the plot, at least
+	// labelCharW is the widest a character of a label gets: the labels are
+	// monospace at 12px (report.html), 0.6em a character, and a little
+	// more for fonts that run wider.
+	labelCharW = 7.6
+	labelGap   = 14.0 // between a label's end and the plot, and its start and the panel's edge
+	valueRoom  = 70.0 // right of the longest bar, for its value
+	titleRoom  = 44.0 // title and legend above the plot
+	axisRoom   = 28.0 // tick labels below the plot
 	barHeight  = 14.0
 	rowGap     = 10.0
 )
@@ -75,8 +81,8 @@ func hbars(x, y, w float64, title, note string, labels []string, ss []series, to
 	}
 	top, marks := niceScale(top)
 	rowH := float64(len(ss))*barHeight + rowGap
-	plotX, plotY := labelWidth, titleRoom
-	plotW := w - labelWidth - valueRoom
+	plotX, plotY := labelRoom(labels), titleRoom
+	plotW := w - plotX - valueRoom
 	plotH := float64(len(labels)) * rowH
 	scale := func(v float64) float64 { return plotW * v / top }
 	p := panel{
@@ -120,6 +126,17 @@ func hbars(x, y, w float64, title, note string, labels []string, ss []series, to
 		}
 	}
 	return p
+}
+
+// labelRoom returns the width left of a panel's plot for labels: room for
+// the longest in full ("getset_timestamp/method2" and longer peers' names),
+// at least labelWidth.
+func labelRoom(labels []string) float64 {
+	longest := 0
+	for _, l := range labels {
+		longest = max(longest, utf8.RuneCountInString(l))
+	}
+	return math.Max(labelWidth, float64(longest)*labelCharW+labelGap)
 }
 
 // niceScale returns the top of an axis that holds v, a round number

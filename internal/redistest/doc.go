@@ -49,6 +49,13 @@
 //     redis:7-alpine when present locally, else lockzoo/redis:local (built from
 //     the host's redis-server by `make redis-image`), else redis:7-alpine is
 //     pulled.
+//   - LOCKZOO_REDIS_SERVER names the server program both backends run:
+//     redis-server (the default) or valkey-server, Valkey standing in for
+//     Redis. The process backend looks it up on PATH; the docker backend
+//     runs it in valkey/valkey:8-alpine when present locally, else
+//     lockzoo/valkey:local (`make redis-image
+//     LOCKZOO_REDIS_SERVER=valkey-server` builds it from the host's
+//     valkey-server), else pulls valkey/valkey:8-alpine.
 //
 // A cluster always runs on the process backend: under
 // LOCKZOO_REDIS_BACKEND=docker it runs as processes anyway, with a log line

@@ -30,7 +30,7 @@ const (
 )
 
 func (b *dockerBackend) name() string     { return backendDocker }
-func (b *dockerBackend) describe() string { return "image " + b.image }
+func (b *dockerBackend) describe() string { return "image " + b.image + ", " + b.server }
 
 // launch creates and starts a container whose Redis port is published on a
 // free 127.0.0.1 port, and tries another port when that one was taken.
@@ -68,7 +68,8 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 	return nil, fmt.Errorf("no free port after %d attempts: %w", launchAttempts, err)
 }
 
-// create creates (but does not start) a container running redis-server with
+// create creates (but does not start) a container running the server
+// program (redis-server, or LOCKZOO_REDIS_SERVER's base name) with
 // flags, its port published on hostPort of 127.0.0.1 and of the bridge
 // gateway. The entrypoint is set explicitly so that the official image and
 // lockzoo/redis:local behave alike.
@@ -77,7 +78,7 @@ func (b *dockerBackend) create(hostPort string, flags []string) (*container, err
 	created, err := b.client.CreateContainer(dc.CreateContainerOptions{
 		Config: &dc.Config{
 			Image:        b.image,
-			Entrypoint:   []string{"redis-server"},
+			Entrypoint:   []string{b.server},
 			Cmd:          flags,
 			ExposedPorts: map[dc.Port]struct{}{port: {}},
 			Labels:       map[string]string{labelTest: "1", labelTestName: b.testName},

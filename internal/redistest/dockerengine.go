@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ory/dockertest/v3"
@@ -27,6 +28,7 @@ const enginePingTimeout = 2 * time.Second
 type dockerBackend struct {
 	client   *dc.Client
 	image    string
+	server   string // the program run in each container, e.g. "valkey-server"
 	gateway  string
 	testName string
 }
@@ -44,7 +46,8 @@ func newDockerBackend(testName string, allowPull bool) (*dockerBackend, error) {
 	if err := pool.Client.PingWithContext(ctx); err != nil {
 		return nil, fmt.Errorf("docker engine does not answer: %w", err)
 	}
-	image, err := resolveImage(pool.Client, allowPull)
+	server := filepath.Base(serverProgram())
+	image, err := resolveImage(pool.Client, server, allowPull)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +55,7 @@ func newDockerBackend(testName string, allowPull bool) (*dockerBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dockerBackend{client: pool.Client, image: image, gateway: gateway, testName: testName}, nil
+	return &dockerBackend{client: pool.Client, image: image, server: server, gateway: gateway, testName: testName}, nil
 }
 
 // bridgeGateway returns the host's IPv4 address on Docker's default bridge
@@ -74,26 +77,24 @@ func bridgeGateway(client *dc.Client) (string, error) {
 	return "", fmt.Errorf("docker network bridge has no IPv4 subnet: %+v", nw.IPAM.Config)
 }
 
-// Images the docker backend looks for when LOCKZOO_REDIS_IMAGE is unset, in
-// order: the official image, then the one `make redis-image` builds.
-const (
-	officialImage = "redis:7-alpine"
-	localImage    = "lockzoo/redis:local"
-)
-
 // pullTimeout bounds pulling an image that is not present locally.
 const pullTimeout = 2 * time.Minute
 
 // errNoLocalImage says that an engine answers but holds no usable image.
 var errNoLocalImage = errors.New("no Redis image present locally")
 
-// resolveImage returns the image to run: the one LOCKZOO_REDIS_IMAGE names,
-// else the first of officialImage and localImage present locally. When none
-// is present it pulls (LOCKZOO_REDIS_IMAGE or officialImage) if allowed, and
-// otherwise returns errNoLocalImage.
-func resolveImage(client *dc.Client, allowPull bool) (string, error) {
+// resolveImage returns the image to run server in: the one
+// LOCKZOO_REDIS_IMAGE names, else the first of server's official and local
+// images (imagesFor) present locally. When none is present it pulls
+// (LOCKZOO_REDIS_IMAGE or the official image) if allowed, and otherwise
+// returns errNoLocalImage.
+func resolveImage(client *dc.Client, server string, allowPull bool) (string, error) {
 	want := os.Getenv(envImage)
-	candidates := []string{officialImage, localImage}
+	officialImage, localImage := imagesFor(server)
+	candidates := []string{localImage}
+	if officialImage != "" {
+		candidates = []string{officialImage, localImage}
+	}
 	if want != "" {
 		candidates = []string{want}
 	}
@@ -114,8 +115,8 @@ func resolveImage(client *dc.Client, allowPull bool) (string, error) {
 		if want != "" {
 			return "", fmt.Errorf("%s=%s: not present locally and %w", envImage, want, err)
 		}
-		return "", fmt.Errorf("no Redis image: run `make redis-image` (builds %s from the host's redis-server) or set %s: %w",
-			localImage, envImage, err)
+		return "", fmt.Errorf("no image for %s: run `make redis-image %s=%s` (builds %s from the host's %s) or set %s: %w",
+			server, envServer, server, localImage, server, envImage, err)
 	}
 	return image, nil
 }

@@ -15,18 +15,20 @@ import (
 // killTimeout bounds the wait for a SIGKILLed process to be reaped.
 const killTimeout = 10 * time.Second
 
-// processBackend runs each node as a redis-server child process.
+// processBackend runs each node as a child process of the server program
+// (redis-server, or LOCKZOO_REDIS_SERVER's).
 type processBackend struct {
 	bin string
 	// dir returns a fresh directory, removed after the test.
 	dir func() string
 }
 
-// newProcessBackend finds redis-server on PATH.
+// newProcessBackend finds the server program (serverProgram) on PATH.
 func newProcessBackend(dir func() string) (*processBackend, error) {
-	bin, err := exec.LookPath("redis-server")
+	server := serverProgram()
+	bin, err := exec.LookPath(server)
 	if err != nil {
-		return nil, fmt.Errorf("redis-server not found (apt-get install redis-server): %w", err)
+		return nil, fmt.Errorf("%s not found (apt-get install %s): %w", server, filepath.Base(server), err)
 	}
 	return &processBackend{bin: bin, dir: dir}, nil
 }

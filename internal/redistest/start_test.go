@@ -98,13 +98,19 @@ func TestStartFailsWithAReason(t *testing.T) {
 		},
 		{
 			name:    "process without redis-server",
-			env:     map[string]string{envBackend: backendProcess, "PATH": noRedis},
+			env:     map[string]string{envBackend: backendProcess, envServer: defaultServer, "PATH": noRedis},
 			n:       1,
 			wantAny: []string{"apt-get install redis-server"},
 		},
 		{
+			name:    "process without valkey-server",
+			env:     map[string]string{envBackend: backendProcess, envServer: "valkey-server", "PATH": noRedis},
+			n:       1,
+			wantAny: []string{"apt-get install valkey-server"},
+		},
+		{
 			name:    "process whose server dies",
-			env:     map[string]string{envBackend: backendProcess, "PATH": deadRedis},
+			env:     map[string]string{envBackend: backendProcess, envServer: defaultServer, "PATH": deadRedis},
 			n:       2,
 			wantAny: []string{"exited: exit status 1"},
 		},

@@ -4,13 +4,21 @@
 //
 //	import "github.com/lockzoo/lockzoo/strategy/strategytest"
 //
-// There is a scenario for each field of strategy.Properties, plus plain
-// mutual exclusion, crash liveness and exclusion on a faulty network:
+// There is a scenario for each field of strategy.Properties, plus crash
+// liveness and exclusion on a faulty network:
 //
 //   - mutual-exclusion: workers contend for one key and update a counter in
 //     Redis inside the lock; every critical section is recorded on one
 //     monotonic clock and an interval-overlap checker and a lost-update
-//     counter look for two holders at once.
+//     counter look for two holders at once. It stops no client at a fault
+//     point, so it is black-box everywhere: an unclaimed MutualExclusion
+//     is reported here, not judged.
+//   - expired-takeover: a holder dies and its lock expires (its stored time
+//     passes; where it never expires, another client's DEL frees it); two
+//     waiters then take it over, stopped at the technique's takeover point
+//     where it has one, each having seen the lock expired, and let go one
+//     after the other (article 004's p2 and p3); elsewhere both try at
+//     once. Both holding the lock breaks MutualExclusion.
 //   - crash-liveness: a holder dies without unlocking; a waiter must get the
 //     lock once the TTL passes. Every technique claims it but one whose
 //     lock never expires (getset_timestamp/method1), on which the waiter

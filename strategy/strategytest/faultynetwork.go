@@ -31,7 +31,7 @@ const (
 // lost update, a lease whose Deadline lies outside [Lock call start,
 // return + TTL] and, on a technique that claims Fencing, a fence not above
 // the key's previous one are violations. A technique claims exclusion here
-// when its release is owner-safe: a release whose reply was lost is
+// when it claims MutualExclusion and its release is owner-safe: a release whose reply was lost is
 // retried, as the lease rules allow, and a release that is not owner-safe
 // may then delete the next holder's lock. The scenario is black-box for
 // every technique: the faults are the network's, at no fault point, so a
@@ -40,7 +40,7 @@ const (
 // orphaned by a lost reply keeps its key until its TTL ends).
 func faultyNetworkScenario() scenario {
 	return scenario{name: "faulty-network", property: "MutualExclusion", blackBox: true,
-		claimed: func(p strategy.Properties) bool { return p.OwnerSafeRelease }, run: faultyNetwork}
+		claimed: func(p strategy.Properties) bool { return p.MutualExclusion && p.OwnerSafeRelease }, run: faultyNetwork}
 }
 
 func faultyNetwork(ctx context.Context, e *env, r *Result) {

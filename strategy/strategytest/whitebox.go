@@ -18,6 +18,12 @@ type windows struct {
 	// release is where a releasing client is stopped so that its lock can
 	// expire and change hands before the release goes on.
 	release string
+	// takeover is where a waiter that has found the lock expired stops
+	// before it takes the lock over (the article's p2 and p3 both stop
+	// there); "" when the technique's takeover is the ordinary acquire of a
+	// key Redis expired. A technique with such a point keeps the expiry
+	// time in the value, by the clients' clocks: the key stays in Redis.
+	takeover string
 	// neverExpires is true for a technique whose lock has no expiry at
 	// all: it ends only when some client deletes it.
 	neverExpires bool
@@ -32,9 +38,9 @@ func windowsOf(name string) (windows, bool) {
 	case "getset_timestamp/method1":
 		return windows{release: fault.ReleaseBefore, neverExpires: true}, true
 	case "getset_timestamp/method2":
-		return windows{release: fault.ReleaseBefore}, true
+		return windows{release: fault.ReleaseBefore, takeover: fault.GetSetTimestampMethod2AcquireAfterGet}, true
 	case "getset_timestamp":
-		return windows{release: fault.GetSetTimestampReleaseAfterCheck}, true
+		return windows{release: fault.GetSetTimestampReleaseAfterCheck, takeover: fault.GetSetTimestampAcquireBeforeGetSet}, true
 	case "watch_multi":
 		return windows{release: fault.WatchMultiReleaseAfterWatch}, true
 	case "set_nx_ex":
