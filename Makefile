@@ -11,9 +11,9 @@
 # 10 s each), printing its seed: CHAOS_SEED=<seed> replays a run and
 # CHAOS_FAULTS=latency,cut,swallow picks the fault kinds.
 # make docs-report runs make compare with -json and writes the tables to
-# docs/report.md (make docs-report-peers: compare-peers to
-# docs/peers-report.md), naming the command, the commit and the date:
-# reports in docs/ are made so, never by hand.
+# docs/report.md and the guarantees grid into README.md (make
+# docs-report-peers: compare-peers to docs/peers-report.md), naming the
+# command, the commit and the date: reports are made so, never by hand.
 GO ?= go
 COMPARE_PEERS_HTML ?= $(CURDIR)/compare-peers.html
 CHAOS_SECONDS ?= 60
@@ -54,7 +54,7 @@ chaos:
 # run with problems still gets its page, which lists them.
 docs-report:
 	$(GO) run ./cmd/lockcompare -json $(DOCS_REPORT_JSON) $(COMPARE_FLAGS); status=$$?; \
-	$(GO) run ./cmd/lockcompare report -in $(DOCS_REPORT_JSON) -out docs/report.md \
+	$(GO) run ./cmd/lockcompare report -in $(DOCS_REPORT_JSON) -out docs/report.md -readme README.md \
 		-command 'make docs-report COMPARE_FLAGS="$(COMPARE_FLAGS)"' -commit "$(DOCS_COMMIT)" || exit $$?; \
 	rm -f $(DOCS_REPORT_JSON); exit $$status
 

@@ -98,3 +98,26 @@ func trimLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// The markers between which spliceGuarantees writes the guarantees grid.
+const (
+	guaranteesBegin = "<!-- guarantees:begin -->"
+	guaranteesEnd   = "<!-- guarantees:end -->"
+)
+
+// spliceGuarantees returns doc with whatever stood between its guarantees
+// markers replaced by rep's GUARANTEES table in a fenced block, under a
+// line naming its origin, so a README's grid is generated with the report.
+// It fails when doc lacks a marker or has them out of order.
+func spliceGuarantees(doc string, rep *Report, o Origin) (string, error) {
+	begin := strings.Index(doc, guaranteesBegin)
+	end := strings.Index(doc, guaranteesEnd)
+	if begin < 0 || end < begin {
+		return "", fmt.Errorf("want %q and then %q on lines of their own", guaranteesBegin, guaranteesEnd)
+	}
+	var table strings.Builder
+	writeGuarantees(&table, rep)
+	grid := fmt.Sprintf("%s\nFrom `%s` at commit `%s`, %s:\n\n```\n%s\n```\n",
+		guaranteesBegin, o.Command, o.Commit, rep.Started.UTC().Format("2006-01-02"), trimLines(table.String()))
+	return doc[:begin] + grid + doc[end:], nil
+}

@@ -113,3 +113,72 @@ func TestRunReport(t *testing.T) {
 	require.NoError(t, writeMarkdown(&want, rep, Origin{Command: "make docs-report", Commit: "abc1234"}))
 	assert.Equal(t, want.String(), string(page), "the page from the JSON differs from the page from the report")
 }
+
+// TestSpliceGuarantees: the grid replaces whatever stood between the
+// markers, an earlier grid included, and leaves the rest of the document
+// alone; a document without both markers, in order, is refused.
+func TestSpliceGuarantees(t *testing.T) {
+	locktest.NoLeaks(t)
+	rep := brokenReport()
+	rep.Started = time.Date(2026, 12, 3, 19, 4, 0, 0, time.UTC)
+	o := Origin{Command: "make docs-report", Commit: "abc1234"}
+	var table strings.Builder
+	writeGuarantees(&table, rep)
+	grid := guaranteesBegin + "\nFrom `make docs-report` at commit `abc1234`, 2026-12-03:\n\n```\n" + trimLines(table.String()) + "\n```\n" + guaranteesEnd
+	tests := []struct {
+		name, doc, want string
+		wantErr         bool
+	}{
+		{"empty markers", "# r\n\n" + guaranteesBegin + "\n" + guaranteesEnd + "\n\ntail\n", "# r\n\n" + grid + "\n\ntail\n", false},
+		{"an old grid", "a\n" + guaranteesBegin + "\nold grid\n```\nx\n```\n" + guaranteesEnd + "\nb\n", "a\n" + grid + "\nb\n", false},
+		{"no begin", "a\n" + guaranteesEnd + "\n", "", true},
+		{"no end", "a\n" + guaranteesBegin + "\n", "", true},
+		{"out of order", guaranteesEnd + "\n" + guaranteesBegin + "\n", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := spliceGuarantees(tc.doc, rep, o)
+			if tc.wantErr {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			again, err := spliceGuarantees(got, rep, o)
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "splicing twice must give the same document")
+		})
+	}
+}
+
+// TestRunReportReadme: -readme writes the grid into the file; a file
+// without markers fails the command and is left as it was.
+func TestRunReportReadme(t *testing.T) {
+	locktest.NoLeaks(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "run.json")
+	require.NoError(t, writeJSON(in, nil, brokenReport()))
+	tests := []struct {
+		name, doc string
+		code      int
+		contains  string
+	}{
+		{"markers", "# x\n" + guaranteesBegin + "\n" + guaranteesEnd + "\n", exitOK, "yes VIOLATED 1/1 !!"},
+		{"no markers", "# x\nno grid here\n", exitProblems, "no grid here"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			readme := filepath.Join(t.TempDir(), "README.md")
+			require.NoError(t, os.WriteFile(readme, []byte(tc.doc), 0o644))
+			var stderr bytes.Buffer
+			code := RunReport([]string{"-in", in, "-out", filepath.Join(t.TempDir(), "r.md"), "-readme", readme}, &stderr)
+			assert.Equal(t, tc.code, code, "stderr: %s", stderr.String())
+			got, err := os.ReadFile(readme)
+			require.NoError(t, err)
+			assert.Contains(t, string(got), tc.contains)
+			if tc.code != exitOK {
+				assert.Equal(t, tc.doc, string(got), "a failed -readme must leave the file alone")
+			}
+		})
+	}
+}

@@ -22,9 +22,10 @@ func RunReport(args []string, stderr io.Writer) int {
 		out     = fs.String("out", "", "write the markdown page to `FILE` (required)")
 		command = fs.String("command", "lockcompare", "the `COMMAND` that made the report, named in the page's first line")
 		commit  = fs.String("commit", "unknown", "the `COMMIT` the report was made from, named in the page's first line")
+		readme  = fs.String("readme", "", "also write the GUARANTEES table into `FILE` between its <!-- guarantees:begin --> and <!-- guarantees:end --> lines")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lockcompare report -in FILE.json -out FILE.md [-command CMD] [-commit REV]\n\nWrites a report that lockcompare -json wrote as a markdown page.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: lockcompare report -in FILE.json -out FILE.md [-command CMD] [-commit REV] [-readme FILE]\n\nWrites a report that lockcompare -json wrote as a markdown page.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,12 +49,19 @@ func RunReport(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockcompare report: %s: %v\n", *in, err)
 		return exitProblems
 	}
+	o := Origin{Command: *command, Commit: *commit}
+	if *readme != "" {
+		if err := writeReadme(*readme, &rep, o); err != nil {
+			fmt.Fprintf(stderr, "lockcompare report: -readme %s: %v\n", *readme, err)
+			return exitProblems
+		}
+	}
 	f, err := os.Create(*out)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockcompare report: %v\n", err)
 		return exitProblems
 	}
-	err = writeMarkdown(f, &rep, Origin{Command: *command, Commit: *commit})
+	err = writeMarkdown(f, &rep, o)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -62,4 +70,18 @@ func RunReport(args []string, stderr io.Writer) int {
 		return exitProblems
 	}
 	return exitOK
+}
+
+// writeReadme writes rep's guarantees grid into the file at path, between
+// its markers (see spliceGuarantees).
+func writeReadme(path string, rep *Report, o Origin) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	spliced, err := spliceGuarantees(string(doc), rep, o)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(spliced), 0o644)
 }
