@@ -11,11 +11,17 @@
 # on lua_release and redlock for CHAOS_SECONDS each (make test runs it for
 # 10 s each), printing its seed: CHAOS_SEED=<seed> replays a run and
 # CHAOS_FAULTS=latency,cut,swallow picks the fault kinds.
+# make docs-report runs make compare with -json and writes the tables to
+# docs/report.md and the guarantees grid into README.md (make
+# docs-report-peers: compare-peers to docs/peers-report.md), naming the
+# command, the commit and the date: reports are made so, never by hand.
 GO ?= go
 COMPARE_PEERS_HTML ?= $(CURDIR)/compare-peers.html
 CHAOS_SECONDS ?= 60
+DOCS_REPORT_JSON ?= $(CURDIR)/docs-report.json
+DOCS_COMMIT = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers chaos
+.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers chaos docs-report docs-report-peers
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -44,3 +50,17 @@ test-peers:
 
 chaos:
 	CHAOS_SECONDS=$(CHAOS_SECONDS) $(GO) test -race -count=1 -v -timeout 30m -run '^TestChaos$$' ./internal/chaos/
+
+# The run's exit status is kept and returned after the page is written: a
+# run with problems still gets its page, which lists them.
+docs-report:
+	$(GO) run ./cmd/lockcompare -json $(DOCS_REPORT_JSON) $(COMPARE_FLAGS); status=$$?; \
+	$(GO) run ./cmd/lockcompare report -in $(DOCS_REPORT_JSON) -out docs/report.md -readme README.md \
+		-command 'make docs-report COMPARE_FLAGS="$(COMPARE_FLAGS)"' -commit "$(DOCS_COMMIT)" || exit $$?; \
+	rm -f $(DOCS_REPORT_JSON); exit $$status
+
+docs-report-peers:
+	cd peers && $(GO) run ./cmd/comparepeers -json $(DOCS_REPORT_JSON) $(COMPARE_FLAGS); status=$$?; \
+	cd $(CURDIR) && $(GO) run ./cmd/lockcompare report -in $(DOCS_REPORT_JSON) -out docs/peers-report.md \
+		-command 'make docs-report-peers COMPARE_FLAGS="$(COMPARE_FLAGS)"' -commit "$(DOCS_COMMIT)" || exit $$?; \
+	rm -f $(DOCS_REPORT_JSON); exit $$status

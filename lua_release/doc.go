@@ -12,11 +12,10 @@
 //
 // A lock named key under Config.Prefix p lives at p{key} (or at p + key
 // when that carries a Redis Cluster hash tag of its own, as "orders:{42}"
-// does). Its other keys are that key and a suffix, so they share its slot
-// and its prefix: <lock>:fence (the fencing counter), <lock>:line and
-// <lock>:seen (the line of waiters). Release notices go on the channels
-// <lock>:notice:<locker>. An ACL user with ~<p>* &<p>* may do all the
-// package does, and each script touches one slot of a Redis Cluster.
+// does). Its other keys share its slot and its prefix: <lock>:fence (the
+// fencing counter), <lock>:line and <lock>:seen (the line of waiters), and
+// the channels <lock>:notice:<locker>. An ACL user with ~<p>* &<p>* may do
+// all the package does. docs/wait-protocol.md lists their retentions.
 //
 // # Algorithm
 //
@@ -32,33 +31,25 @@
 //     the waiter, its TTL and its Locker) and the script returns the
 //     holder's PTTL (ErrNotAcquired). While anyone waits, a free lock goes
 //     only to the waiter at the head of the line, so a client that releases
-//     and at once locks again queues behind the others instead of taking
-//     the lock back. A waiter that stops asking for LineStale (it gave up
-//     and its Abandon has not reached Redis yet, which its Locker tries
-//     again until it does, or it died) is dropped from the line, unless its
-//     Locker listens for notices on the key's node (PUBSUB NUMSUB counts
-//     its subscription there): such a waiter keeps its place for
-//     LineListened, and a refused attempt tells it which of the two holds
-//     for it. A live waiter attempts at least every LineStale/2 whatever
-//     its Retry policy, or every LineListened/2 when its Locker listens,
-//     to keep its place. TryLock never joins the line and fails while
-//     others wait.
+//     and at once locks again queues behind the others. A waiter keeps its
+//     place by attempting again: it is dropped when unseen for LineStale,
+//     or for LineListened when its Locker listens for notices on the key's
+//     node (PUBSUB NUMSUB counts its subscription there). A waiter that
+//     gives up leaves the line (Abandon, tried again until it reaches
+//     Redis). TryLock never joins the line and fails while others wait.
+//     docs/wait-protocol.md describes the line in full.
 //  3. Lock repeats step 1 until it succeeds, the lock is handed to it
 //     (step 4), or ctx ends. This Locker's goroutines waiting for one key
-//     queue locally in FIFO order and only the first contends in Redis; it
-//     retries when a release notice names it (received on one pub/sub
-//     connection per Locker, on the Locker's own inbox channel for the key,
-//     so a release wakes only the Locker it concerns), when a local Unlock
-//     frees the key, when the holder's reported TTL runs out, or when
-//     Config.Retry's wait ends (jittered waits from 250 µs growing to 4 ms
-//     by default), whichever comes first. Once its subscription is
-//     confirmed, a waiter no longer polls on Retry's waits: it sleeps until
-//     a hand-off or a notice reaches it, the holder's TTL runs out, or
-//     LineListened/2 passes (LineStale/2 when the line did not see its
-//     Locker listening), which keeps its place and catches a lost notice;
-//     Config.Retry still counts the attempts and says when to give up. So
-//     waiting costs Redis one attempt per waiter per LineListened/2, not
-//     one per 4 ms.
+//     queue locally in FIFO order and only the first contends in Redis. It
+//     retries when a release notice names it (on the Locker's own inbox
+//     channel for the key), when a local Unlock frees the key, when the
+//     holder's reported TTL runs out, or when Config.Retry's wait ends,
+//     whichever comes first. Once its subscription is confirmed, a waiter
+//     no longer polls on Retry's waits: it sleeps until a hand-off or a
+//     notice reaches it, the holder's TTL runs out, or LineListened/2
+//     passes (LineStale/2 when the line did not see its Locker
+//     listening), which keeps its place and catches a lost notice.
+//     Config.Retry still counts the attempts and says when to give up.
 //  4. Release: one script. If GET key == token, the lock goes on at once:
 //     when nobody waits (EXISTS of the line), the script deletes the key,
 //     and that is the whole uncontended release; when the head of the line
@@ -92,28 +83,23 @@
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
 // The acquire and release scripts of a Locker's concurrent calls share
-// one connection (engine.Pipeline): a call made while another is under
-// way writes its script there, together with those the other calls
-// queued meanwhile, and one reader hands out the replies in order. Redis
-// and the client then each read many scripts per system call instead of
-// one: under load those system calls are most of what a lock costs them.
-// Unlike redlock's, the writer does not yield the processor before it
-// writes: a yield would batch more scripts per write in an idle process,
-// but in one whose CPU-bound goroutines keep the processors busy it waits
-// behind them (engine's BenchmarkPipeline: a call's p50 54 µs without the
-// yield, 40 ms with it; this package's BenchmarkLockUnlockBusyCPU measures
-// the lock so). A call with nothing else under way goes
-// alone on a connection of its own, and so does one that finds
-// engine.MaxInFlight scripts awaiting their replies. Each call stays
-// bounded by its own ctx: it returns when ctx ends, and its reply is
-// dropped. A shared connection that fails (killed, reset, or a Redis
-// that stalls past the latest deadline of the scripts on it) fails every
-// script awaiting a reply on it, where connections of their own would
-// fail one each: the attempts among them are taken back (tried again
-// until the take-back reaches Redis), and the Unlocks among them
-// leave their leases unspent, to be released again. The notices'
+// one connection (the Pipeline): a call made while another is under
+// way writes its script there, together with those the other calls queued
+// meanwhile, and one reader hands out the replies. Redis and the client
+// then read many scripts per system call instead of one, which under load
+// is most of what a lock costs them. Unlike redlock's, the writer does not
+// yield the processor before it writes: in a process whose CPU-bound
+// goroutines keep the processors busy a yield waits behind them
+// (BenchmarkLockUnlockBusyCPU measures the lock so). A call with nothing
+// else under way goes alone on a connection of its own, and so does one
+// that finds MaxInFlight (64) scripts awaiting replies. Each call stays
+// bounded by its own ctx. A shared connection that fails fails every
+// script awaiting a reply on it: the attempts among them are taken back
+// (tried again until the take-back reaches Redis), and the Unlocks among
+// them leave their leases unspent, to be released again. The notices'
 // subscriptions, Extend and the clean-ups of a waiter that gives up take
-// connections of their own.
+// connections of their own. docs/faults.md says what the shared
+// connection guarantees about replies.
 //
 // Fencing tokens strictly increase across successive holders of a key:
 // each successful acquire increments the counter in the same atomic step
@@ -133,39 +119,29 @@
 //
 // # Weaknesses
 //
-// The lock lives on one Redis node. If that node is a primary that fails
-// over to a replica before the replica received the SET (replication is
-// asynchronous), the new primary has no lock and a second client can take
-// it: two holders. Use redlock over independent masters where that matters.
-// The same failover can reset the fencing counter to an older value; a
-// counter made anew from a clock that was stepped back (NTP, a VM
-// restore) can issue a token below an earlier one. The
-// lock's safety also ends at its TTL: a holder paused (GC, swap) past
-// Deadline can still act on the protected resource unless that resource
-// checks the fencing token. A waiter at the head of the line that dies holds
-// the free lock back from the others for up to LineStale, and for up to
-// LineListened when its process froze (SIGSTOP, a VM paused) or its host
-// vanished without closing its connections, since Redis still counts its
-// subscription. Worse, a waiter
-// that dies within HandOffRecent before a release, or whose Locker still
-// listens on the key's inbox (another of its waiters waits, or the
-// subscription lingers for notify.Linger: a goroutine that stops without
-// its Lock returning), can be handed the lock and keeps it, like a holder
-// that dies, until its TTL runs out (a waiter whose Lock gives up passes a
-// lock handed to it on, in Abandon, which its Locker tries again until it
-// reaches Redis when it failed, and its Locker does when the hand-off
-// notice reaches it; a process that dies
-// drops its subscription with its connection). On Redis Cluster NUMSUB counts the
-// subscribers of one node only, so a head that listens elsewhere is named
-// in a notice instead, as when it is not listening, and such a waiter
-// keeps its place by attempting every LineStale/2. A waiter's Locker that
-// sees its subscription fail wakes its waiters to attempt at once; one
-// whose subscription stops counting on the server unnoticed (its
-// connection cut there while it sleeps for LineListened/2) can lose its
-// place and join again at the back of the line. The line
-// and notices use the keys <lock>:line and <lock>:seen and the channels
-// <lock>:notice:*, which nothing else may write to: a forged "handoff:"
-// notice would make a waiter believe it holds the lock. For the same
-// reason no name of yours may end in ":fence", ":line" or ":seen" while it
-// carries its own {tag}: "{x}:line" would be the line of the lock "x".
+//   - The lock lives on one node. A primary that fails over to a replica
+//     before the replica received the SET (replication is asynchronous)
+//     lets a second client take it: two holders. Use redlock over
+//     independent masters where that matters. The same failover can reset
+//     the fencing counter to an older value, and a counter made anew from a
+//     clock stepped back (NTP, a VM restore) can issue a lower token.
+//   - Safety ends at the TTL: a holder paused (GC, swap) past Deadline can
+//     still act on the resource unless the resource checks the fence.
+//   - A dead waiter at the head of the line holds the free lock back for up
+//     to LineStale, or LineListened when its process froze or its host
+//     vanished with its connections open (Redis still counts its
+//     subscription). One that died within HandOffRecent of a release, or
+//     whose Locker still listens on the key's inbox (another of its
+//     waiters waits, or the subscription lingers for notify.Linger), can be
+//     handed the lock and keeps it until its TTL, like a dead holder. A
+//     waiter whose Lock gives up passes a lock handed to it on, in Abandon.
+//   - On Redis Cluster NUMSUB counts one node's subscribers only, so a head
+//     that listens elsewhere keeps its place by attempting every
+//     LineStale/2. A subscription that stops counting on the server
+//     unnoticed can lose a waiter its place.
+//   - Nothing else may write to <lock>:line, <lock>:seen or the channels
+//     <lock>:notice:*: a forged "handoff:" notice would make a waiter
+//     believe it holds the lock. For the same reason no name of yours may
+//     end in ":fence", ":line" or ":seen" while it carries its own {tag}:
+//     "{x}:line" would be the line of the lock "x".
 package luarelease

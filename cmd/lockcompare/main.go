@@ -16,14 +16,17 @@
 //
 // Results go to stdout, progress to stderr. The exit status is 0 when every
 // verdict is what the technique's claims predict, 1 when one is not or a
-// measurement failed, and 2 for bad flags. `make compare` runs it; the
-// README's "Reading make compare" explains the columns.
+// measurement failed, and 2 for bad flags. `make compare` runs it;
+// docs/compare.md explains the columns.
 //
 // `lockcompare check -addrs h1:6379,...` instead checks existing servers
 // for the settings that break a technique's claimed properties (eviction,
 // persistence, replication, version and commands, cluster slots, the
 // user's access, the independence of redlock's masters); its body is
-// internal/check, and the README's "Checking a deployment" explains it.
+// internal/check, and docs/check.md explains it.
+//
+// `lockcompare report -in run.json -out docs/report.md` writes a report
+// that -json wrote as a markdown page; `make docs-report` runs both.
 //
 // The command's body is internal/compare; this wrapper passes it every
 // lockzoo technique (peers/cmd/comparepeers adds the peer libraries).
@@ -49,11 +52,14 @@ func main() {
 }
 
 // run is the command without the process around it: "check" as the first
-// argument runs internal/check on the rest, anything else internal/compare
-// on every technique. It returns the exit status.
+// argument runs internal/check on the rest, "report" writes a -json report
+// as markdown, anything else runs internal/compare on every technique. It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "check" {
 		return check.Run(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "report" {
+		return compare.RunReport(args[1:], stderr)
 	}
 	return compare.Run(ctx, techniques.All(), args, stdout, stderr)
 }

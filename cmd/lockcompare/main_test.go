@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestRunDispatches: "check" first runs lockcompare check, anything else
-// the comparison; -h prints each one's usage and exits 0, a bad flag exits
+// TestRunDispatches: "check" first runs lockcompare check, "report" the
+// markdown writer, anything else the comparison; -h prints each one's usage and exits 0, a bad flag exits
 // 2.
 func TestRunDispatches(t *testing.T) {
 	t.Parallel()
@@ -21,6 +21,8 @@ func TestRunDispatches(t *testing.T) {
 		{[]string{"-h"}, 0, "usage: lockcompare [flags]"},
 		{[]string{"check", "-nope"}, 2, "usage: lockcompare check -addrs"},
 		{[]string{"-nope"}, 2, "usage: lockcompare [flags]"},
+		{[]string{"report", "-h"}, 0, "usage: lockcompare report -in"},
+		{[]string{"report", "-nope"}, 2, "usage: lockcompare report -in"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -57,7 +57,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		trace  = fs.String("trace", "", "run only scenario SCENARIO on technique TECHNIQUE, without the benchmarks, and print what its clients did as a timeline (`TECHNIQUE/SCENARIO`, e.g. set_nx_ex/owner-safe-release)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n       lockcompare check -addrs host:port[,...] (see lockcompare check -h)\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n       lockcompare check -addrs host:port[,...] (see lockcompare check -h)\n       lockcompare report -in FILE.json -out FILE.md (see lockcompare report -h)\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

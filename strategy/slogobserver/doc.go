@@ -31,6 +31,6 @@
 // only package strategy from the lockzoo module.
 //
 // Weaknesses: a log is no metric. To count or time locks, write your own
-// Observer (the README's histogram example is one), or use both: an
+// Observer (docs/observe.md's histogram example is one), or use both: an
 // Observer can call several.
 package slogobserver
