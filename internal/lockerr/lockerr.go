@@ -2,7 +2,9 @@
 // prefix of an error a caller gets. The layer that faces the caller (the
 // engine's Locker and Lease, a technique's New and Close, package fencing)
 // wraps its error in an *Error; the layers below return theirs without
-// the prefix.
+// the prefix. Sentinels keep "lockzoo: " in their own text, and Lua
+// scripts keep it in their "ERR lockzoo: ..." replies, so that Redis's
+// logs name lockzoo; an *Error drops both when it renders.
 package lockerr
 
 import (
