@@ -10,12 +10,16 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // ErrStaleToken reports a write refused because the resource has already
 // accepted a write with a higher fencing token.
 var ErrStaleToken = errors.New("lockzoo: stale fencing token")
+
+// name starts every error the package returns: "lockzoo: fencing: ...".
+const name = "fencing"
 
 //go:embed guard.lua
 var guardSource string
@@ -33,10 +37,10 @@ type Resource struct {
 // nil or key is empty.
 func NewResource(pool strategy.Pool, key string) (*Resource, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: fencing: %w", err)
+		return nil, lockerr.New(name, err)
 	}
 	if key == "" {
-		return nil, fmt.Errorf("lockzoo: fencing: %w: empty key", strategy.ErrInvalidConfig)
+		return nil, lockerr.New(name, fmt.Errorf("%w: empty key", strategy.ErrInvalidConfig))
 	}
 	return &Resource{pool: pool, key: key, guard: redis.NewScript(1, guardSource)}, nil
 }
@@ -49,9 +53,9 @@ func (r *Resource) Write(ctx context.Context, token uint64, value string) error 
 	n, err := redis.Int(engine.Eval(ctx, r.pool, r.guard, r.key, strconv.FormatUint(token, 10), value))
 	switch {
 	case err != nil:
-		return fmt.Errorf("lockzoo: fencing: write %q: %w", r.key, err)
+		return lockerr.Op(name, "write", r.key, err)
 	case n == 0:
-		return fmt.Errorf("lockzoo: fencing: write %q with token %d: %w", r.key, token, ErrStaleToken)
+		return lockerr.Op(name, "write", r.key, fmt.Errorf("token %d: %w", token, ErrStaleToken))
 	}
 	return nil
 }
@@ -61,11 +65,11 @@ func (r *Resource) Write(ctx context.Context, token uint64, value string) error 
 func (r *Resource) Read(ctx context.Context) (value string, token uint64, err error) {
 	vals, err := redis.Strings(engine.Do(ctx, r.pool, "HMGET", r.key, "value", "token"))
 	if err != nil {
-		return "", 0, fmt.Errorf("lockzoo: fencing: read %q: %w", r.key, err)
+		return "", 0, lockerr.Op(name, "read", r.key, err)
 	}
 	if vals[1] != "" {
 		if token, err = strconv.ParseUint(vals[1], 10, 64); err != nil {
-			return "", 0, fmt.Errorf("lockzoo: fencing: read %q: token %q: %w", r.key, vals[1], err)
+			return "", 0, lockerr.Op(name, "read", r.key, fmt.Errorf("token %q: %w", vals[1], err))
 		}
 	}
 	return vals[0], token, nil

@@ -78,5 +78,5 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: getset_timestamp: lockzoo: invalid config: pool is nil
+	// lockzoo: getset_timestamp: invalid config: pool is nil
 }

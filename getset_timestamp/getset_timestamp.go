@@ -3,10 +3,10 @@ package getsettimestamp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -34,11 +34,11 @@ var _ strategy.Locker = (*Locker)(nil)
 // with; Config.Token is not used, since the value is the expiry time.
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: getset_timestamp: %w", err)
+		return nil, lockerr.New(properties().Name, err)
 	}
 	full, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: getset_timestamp: %w", err)
+		return nil, lockerr.New(properties().Name, err)
 	}
 	e, err := engine.New(&technique{pool: pool, clock: full.Clock}, properties(), full, engine.WithNotices(pool), engine.WithoutTakeBack())
 	if err != nil {

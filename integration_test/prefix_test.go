@@ -14,7 +14,8 @@ import (
 
 // TestErrorNamesTechniqueOnce: a Redis failure in TryLock, Lock, Extend and
 // Unlock comes back naming the technique once, "lockzoo: <name>: <op>
-// <key>: ...", not once by the engine and again by the technique.
+// <key>: ...", not once by the engine and again by the technique, with
+// "lockzoo:" once (locktest.CheckError).
 func TestErrorNamesTechniqueOnce(t *testing.T) {
 	for _, target := range techniques.All() {
 		t.Run(target.Name, func(t *testing.T) {
@@ -66,6 +67,7 @@ func TestErrorNamesTechniqueOnce(t *testing.T) {
 				if n := strings.Count(msg, name); n != 1 {
 					t.Errorf("%s() = %q names the technique %d times, want once", c.op, msg, n)
 				}
+				locktest.CheckError(t, target.Name, c.op+"()", err)
 			}
 		})
 	}

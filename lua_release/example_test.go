@@ -71,5 +71,5 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: lua_release: lockzoo: invalid config: pool is nil
+	// lockzoo: lua_release: invalid config: pool is nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -33,7 +34,7 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 // lock's TTL (tests shorten it).
 func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: lua_release: %w", err)
+		return nil, lockerr.New(properties().Name, err)
 	}
 	t := newTechnique(pool, retention)
 	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits())

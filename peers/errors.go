@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -16,7 +17,7 @@ var ErrClosed = strategy.ErrClosed
 // checkKey rejects an empty key as every lockzoo Locker does.
 func checkKey(name, key string) error {
 	if key == "" {
-		return fmt.Errorf("lockzoo: %s: %w: empty key", name, strategy.ErrInvalidConfig)
+		return lockerr.New(name, fmt.Errorf("%w: empty key", strategy.ErrInvalidConfig))
 	}
 	return nil
 }
@@ -25,9 +26,9 @@ func checkKey(name, key string) error {
 // error and the last failure seen, if any.
 func gaveUp(ctx context.Context, name, key string, last error) error {
 	if last != nil {
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w (last failure: %w)", name, key, strategy.ErrNotAcquired, context.Cause(ctx), last)
+		return lockerr.Op(name, "lock", key, fmt.Errorf("%w: %w (last failure: %w)", strategy.ErrNotAcquired, context.Cause(ctx), last))
 	}
-	return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", name, key, strategy.ErrNotAcquired, context.Cause(ctx))
+	return lockerr.Op(name, "lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, context.Cause(ctx)))
 }
 
 // retryLoop is Lock under a Config.Retry: it calls try until it returns a
@@ -52,9 +53,9 @@ func retryLoop(ctx context.Context, name, key string, retry strategy.Retry, try 
 		wait, ok := retry.Backoff(attempt)
 		if !ok {
 			if last != nil {
-				return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: retry policy stopped (last failure: %w)", name, key, strategy.ErrNotAcquired, last)
+				return nil, lockerr.Op(name, "lock", key, fmt.Errorf("%w: retry policy stopped (last failure: %w)", strategy.ErrNotAcquired, last))
 			}
-			return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: retry policy stopped", name, key, strategy.ErrNotAcquired)
+			return nil, lockerr.Op(name, "lock", key, fmt.Errorf("%w: retry policy stopped", strategy.ErrNotAcquired))
 		}
 		t := time.NewTimer(wait)
 		select {

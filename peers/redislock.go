@@ -11,6 +11,7 @@ import (
 	"github.com/bsm/redislock"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -39,11 +40,11 @@ func NewRedislock(addr string, cfg strategy.Config) (*Redislock, error) {
 	retry := cfg.Retry
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", RedislockName, err)
+		return nil, lockerr.New(RedislockName, err)
 	}
 	cfg.Retry = retry
 	if addr == "" {
-		return nil, fmt.Errorf("lockzoo: %s: %w: empty addr", RedislockName, strategy.ErrInvalidConfig)
+		return nil, lockerr.New(RedislockName, fmt.Errorf("%w: empty addr", strategy.ErrInvalidConfig))
 	}
 	client := goredis.NewClient(&goredis.Options{Addr: addr})
 	return &Redislock{client: client, rl: redislock.New(client), cfg: cfg}, nil
@@ -79,7 +80,7 @@ func (l *Redislock) Close() error {
 
 func (l *Redislock) check(key string) error {
 	if l.closed.Load() {
-		return fmt.Errorf("lockzoo: %s: %w", RedislockName, ErrClosed)
+		return lockerr.New(RedislockName, ErrClosed)
 	}
 	return checkKey(RedislockName, key)
 }
@@ -95,9 +96,9 @@ func (l *Redislock) TryLock(ctx context.Context, key string) (strategy.Lease, er
 	lock, err := l.rl.Obtain(ctx, l.cfg.Prefix+key, l.cfg.TTL, nil)
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
-		return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: %w", RedislockName, key, strategy.ErrNotAcquired, err)
+		return nil, lockerr.Op(RedislockName, "lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, err))
 	case err != nil:
-		return nil, fmt.Errorf("lockzoo: %s: lock %q: %w", RedislockName, key, err)
+		return nil, lockerr.Op(RedislockName, "lock", key, err)
 	}
 	return &redislockLease{l: l, key: key, lock: lock, deadline: start.Add(l.cfg.TTL)}, nil
 }
@@ -152,7 +153,7 @@ func (s *redislockLease) Deadline() time.Time {
 // wraps to ErrNotHeld.
 func (s *redislockLease) Extend(ctx context.Context, ttl time.Duration) error {
 	if ttl < 0 || (ttl > 0 && ttl < strategy.MinTTL) {
-		return fmt.Errorf("lockzoo: %s: extend %q: %w: TTL %v", RedislockName, s.key, strategy.ErrInvalidConfig, ttl)
+		return lockerr.Op(RedislockName, "extend", s.key, fmt.Errorf("%w: TTL %v", strategy.ErrInvalidConfig, ttl))
 	}
 	if ttl == 0 {
 		ttl = s.l.cfg.TTL
@@ -161,9 +162,9 @@ func (s *redislockLease) Extend(ctx context.Context, ttl time.Duration) error {
 	err := s.lock.Refresh(ctx, ttl, nil)
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
-		return fmt.Errorf("lockzoo: %s: extend %q: %w: %w", RedislockName, s.key, strategy.ErrNotHeld, err)
+		return lockerr.Op(RedislockName, "extend", s.key, fmt.Errorf("%w: %w", strategy.ErrNotHeld, err))
 	case err != nil:
-		return fmt.Errorf("lockzoo: %s: extend %q: %w", RedislockName, s.key, err)
+		return lockerr.Op(RedislockName, "extend", s.key, err)
 	}
 	s.mu.Lock()
 	s.deadline = start.Add(ttl)
@@ -176,9 +177,9 @@ func (s *redislockLease) Unlock(ctx context.Context) error {
 	err := s.lock.Release(ctx)
 	switch {
 	case errors.Is(err, redislock.ErrLockNotHeld):
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w: %w", RedislockName, s.key, strategy.ErrNotHeld, err)
+		return lockerr.Op(RedislockName, "unlock", s.key, fmt.Errorf("%w: %w", strategy.ErrNotHeld, err))
 	case err != nil:
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w", RedislockName, s.key, err)
+		return lockerr.Op(RedislockName, "unlock", s.key, err)
 	}
 	return nil
 }

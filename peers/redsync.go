@@ -13,6 +13,7 @@ import (
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	redsyncredigo "github.com/go-redsync/redsync/v4/redis/redigo"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -32,19 +33,20 @@ var _ strategy.Locker = (*Redsync)(nil)
 // master, with cfg's TTL as the mutex expiry. A bad cfg, no pools or a nil
 // pool return an error wrapping ErrInvalidConfig that names the problem.
 func NewRedsync(pools []strategy.Pool, cfg strategy.Config) (*Redsync, error) {
+	name := (&Redsync{nodes: len(pools)}).name()
 	retry := cfg.Retry
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: redsync: %w", err)
+		return nil, lockerr.New(name, err)
 	}
 	cfg.Retry = retry // nil: redsync's own schedule
 	if len(pools) == 0 {
-		return nil, fmt.Errorf("lockzoo: redsync: %w: no pools", strategy.ErrInvalidConfig)
+		return nil, lockerr.New(name, fmt.Errorf("%w: no pools", strategy.ErrInvalidConfig))
 	}
 	rp := make([]redsyncredis.Pool, 0, len(pools))
 	for i, p := range pools {
 		if p == nil {
-			return nil, fmt.Errorf("lockzoo: redsync: %w: pool %d is nil", strategy.ErrInvalidConfig, i)
+			return nil, lockerr.New(name, fmt.Errorf("%w: pool %d is nil", strategy.ErrInvalidConfig, i))
 		}
 		rp = append(rp, redsyncredigo.NewPool(deadlinePool{p}))
 	}
@@ -98,7 +100,7 @@ func (l *Redsync) mutex(key string, ttl time.Duration, opts ...redsync.Option) *
 
 func (l *Redsync) check(key string) error {
 	if l.closed.Load() {
-		return fmt.Errorf("lockzoo: %s: %w", l.name(), ErrClosed)
+		return lockerr.New(l.name(), ErrClosed)
 	}
 	return checkKey(l.name(), key)
 }
@@ -150,15 +152,15 @@ func (l *Redsync) lockErr(key string, err error) error {
 	var redisErr *redsync.RedisError
 	switch {
 	case errors.As(err, &taken), errors.Is(err, redsync.ErrFailed):
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", l.name(), key, strategy.ErrNotAcquired, err)
+		return lockerr.Op(l.name(), "lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, err))
 	case errors.As(err, &redisErr):
-		return fmt.Errorf("lockzoo: %s: lock %q: %w", l.name(), key, err)
+		return lockerr.Op(l.name(), "lock", key, err)
 	}
 	var nodeTaken *redsync.ErrNodeTaken
 	if errors.As(err, &nodeTaken) {
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", l.name(), key, strategy.ErrNotAcquired, err)
+		return lockerr.Op(l.name(), "lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, err))
 	}
-	return fmt.Errorf("lockzoo: %s: lock %q: %w", l.name(), key, err)
+	return lockerr.Op(l.name(), "lock", key, err)
 }
 
 // redsyncLease is one redsync Mutex that holds its lock.
@@ -189,7 +191,7 @@ func (s *redsyncLease) Deadline() time.Time { return s.mutex().Until() }
 // ErrNotHeld, unless a node failed to answer, then that failure.
 func (s *redsyncLease) Extend(ctx context.Context, ttl time.Duration) error {
 	if ttl < 0 || (ttl > 0 && ttl < strategy.MinTTL) {
-		return fmt.Errorf("lockzoo: %s: extend %q: %w: TTL %v", s.l.name(), s.key, strategy.ErrInvalidConfig, ttl)
+		return lockerr.Op(s.l.name(), "extend", s.key, fmt.Errorf("%w: TTL %v", strategy.ErrInvalidConfig, ttl))
 	}
 	if ttl == 0 {
 		ttl = s.l.cfg.TTL
@@ -225,10 +227,10 @@ func (s *redsyncLease) Unlock(ctx context.Context) error {
 func (l *Redsync) heldErr(op, key string, err error) error {
 	var redisErr *redsync.RedisError
 	if errors.As(err, &redisErr) {
-		return fmt.Errorf("lockzoo: %s: %s %q: %w", l.name(), op, key, err)
+		return lockerr.Op(l.name(), op, key, err)
 	}
 	if err == nil {
 		err = errors.New("not our value on a quorum of nodes")
 	}
-	return fmt.Errorf("lockzoo: %s: %s %q: %w: %w", l.name(), op, key, strategy.ErrNotHeld, err)
+	return lockerr.Op(l.name(), op, key, fmt.Errorf("%w: %w", strategy.ErrNotHeld, err))
 }

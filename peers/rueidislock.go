@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -59,11 +60,11 @@ func NewRueidislock(addr string, cfg strategy.Config) (*Rueidislock, error) {
 	retry := cfg.Retry
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", RueidislockName, err)
+		return nil, lockerr.New(RueidislockName, err)
 	}
 	cfg.Retry = retry
 	if addr == "" {
-		return nil, fmt.Errorf("lockzoo: %s: %w: empty addr", RueidislockName, strategy.ErrInvalidConfig)
+		return nil, lockerr.New(RueidislockName, fmt.Errorf("%w: empty addr", strategy.ErrInvalidConfig))
 	}
 	prefix := strings.TrimSuffix(cfg.Prefix, ":")
 	if prefix == "" {
@@ -81,7 +82,7 @@ func NewRueidislock(addr string, cfg strategy.Config) (*Rueidislock, error) {
 		// findings in the peers tests' suite_test.go).
 	})
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: connect %s: %w", RueidislockName, addr, err)
+		return nil, lockerr.New(RueidislockName, fmt.Errorf("connect %s: %w", addr, err))
 	}
 	return &Rueidislock{locker: l, cfg: cfg}, nil
 }
@@ -116,7 +117,7 @@ func (l *Rueidislock) Close() error {
 
 func (l *Rueidislock) check(key string) error {
 	if l.closed.Load() {
-		return fmt.Errorf("lockzoo: %s: %w", RueidislockName, ErrClosed)
+		return lockerr.New(RueidislockName, ErrClosed)
 	}
 	return checkKey(RueidislockName, key)
 }
@@ -168,13 +169,13 @@ func (l *Rueidislock) acquire(ctx context.Context, key string, acquire rueidisAc
 		case waits && ctx.Err() != nil:
 			return nil, gaveUp(ctx, RueidislockName, key, nil)
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("lockzoo: %s: lock %q: %w", RueidislockName, key, context.Cause(ctx))
+			return nil, lockerr.Op(RueidislockName, "lock", key, context.Cause(ctx))
 		case errors.Is(err, rueidislock.ErrNotLocked):
-			return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: %w", RueidislockName, key, strategy.ErrNotAcquired, err)
+			return nil, lockerr.Op(RueidislockName, "lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, err))
 		case errors.Is(err, rueidislock.ErrLockerClosed):
-			return nil, fmt.Errorf("lockzoo: %s: lock %q: %w: %w", RueidislockName, key, ErrClosed, err)
+			return nil, lockerr.Op(RueidislockName, "lock", key, fmt.Errorf("%w: %w", ErrClosed, err))
 		}
-		return nil, fmt.Errorf("lockzoo: %s: lock %q: %w", RueidislockName, key, err)
+		return nil, lockerr.Op(RueidislockName, "lock", key, err)
 	}
 	return &rueidisLease{
 		key:      key,
@@ -211,7 +212,7 @@ func (s *rueidisLease) Deadline() time.Time { return s.deadline }
 
 // Extend is ErrUnsupported: rueidislock extends only in the background.
 func (s *rueidisLease) Extend(context.Context, time.Duration) error {
-	return fmt.Errorf("lockzoo: %s: extend %q: %w: rueidislock has no call to extend a held lock", RueidislockName, s.key, strategy.ErrUnsupported)
+	return lockerr.Op(RueidislockName, "extend", s.key, fmt.Errorf("%w: rueidislock has no call to extend a held lock", strategy.ErrUnsupported))
 }
 
 // Unlock is rueidislock's cancel: it deletes the key if the value is still
@@ -234,13 +235,13 @@ func (s *rueidisLease) Unlock(ctx context.Context) error {
 	select {
 	case <-s.released:
 	case <-ctx.Done():
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w", RueidislockName, s.key, context.Cause(ctx))
+		return lockerr.Op(RueidislockName, "unlock", s.key, context.Cause(ctx))
 	}
 	switch {
 	case s.reported.Swap(true):
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w: released already", RueidislockName, s.key, strategy.ErrNotHeld)
+		return lockerr.Op(RueidislockName, "unlock", s.key, fmt.Errorf("%w: released already", strategy.ErrNotHeld))
 	case s.lost:
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w: rueidislock had seen the lock go (%v)", RueidislockName, s.key, strategy.ErrNotHeld, context.Cause(s.held))
+		return lockerr.Op(RueidislockName, "unlock", s.key, fmt.Errorf("%w: rueidislock had seen the lock go (%v)", strategy.ErrNotHeld, context.Cause(s.held)))
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type finding struct {
 // findings lists them.
 var findings = []finding{{
 	target: peers.RueidislockName, scenario: "mutual-exclusion",
-	account: "Lock: lockzoo: rueidislock: lock \"mutex\": lockzoo: lock not acquired: context deadline exceeded",
+	account: "Lock: lockzoo: rueidislock: lock \"mutex\": lock not acquired: context deadline exceeded",
 	why: "rueidislock's WithContext, eight goroutines on one Locker, can miss the wake-up of a release and wait " +
 		"with the key free until its context ends; seen under -race, with rueidislock's own API and its default options too",
 }}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 )
 
 // Close ends the Locker's release-notice connections and goroutines: the
@@ -21,13 +23,13 @@ import (
 // nothing more.
 func (l *Locker) Close() error {
 	if err := l.e.Close(); err != nil {
-		return fmt.Errorf("lockzoo: redlock: close: %w", err)
+		return lockerr.New(name, fmt.Errorf("close: %w", err))
 	}
 	l.t.closeGrants()
 	ctx, cancel := context.WithTimeout(context.Background(), l.closeBound())
 	defer cancel()
 	if err := l.Wait(ctx); err != nil {
-		return fmt.Errorf("lockzoo: redlock: close: background calls still running: %w", err)
+		return lockerr.New(name, fmt.Errorf("close: background calls still running: %w", err))
 	}
 	return nil
 }

@@ -123,5 +123,5 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: redlock: lockzoo: invalid config: Quorum 4 is outside 1..3 (the number of pools)
+	// lockzoo: redlock: invalid config: Quorum 4 is outside 1..3 (the number of pools)
 }

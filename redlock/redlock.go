@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -44,11 +45,11 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	base, err := cfg.Config.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
+		return nil, lockerr.New(name, err)
 	}
 	s, err := check(pools, cfg, base.TTL)
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: redlock: %w", err)
+		return nil, lockerr.New(name, err)
 	}
 	t := &technique{
 		s:       s,
@@ -75,9 +76,12 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	return &Locker{e: e, t: t, cfg: cfg}, nil
 }
 
+// name is the technique's name, in its Properties and its errors.
+const name = "redlock"
+
 func properties() strategy.Properties {
 	return strategy.Properties{
-		Name:              "redlock",
+		Name:              name,
 		MutualExclusion:   true,
 		AtomicAcquire:     true,
 		OwnerSafeRelease:  true,

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -25,7 +26,7 @@ var _ strategy.Locker = (*Locker)(nil)
 // a Config field is out of range (negative TTL, TTL below 1 ms).
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: set_nx_ex: %w", err)
+		return nil, lockerr.New(properties().Name, err)
 	}
 	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {

@@ -74,5 +74,5 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: setnx_expire: lockzoo: invalid config: pool is nil
+	// lockzoo: setnx_expire: invalid config: pool is nil
 }

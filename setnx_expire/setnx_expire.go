@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -26,7 +27,7 @@ var _ strategy.Locker = (*Locker)(nil)
 // sent to Redis in whole seconds, rounded up.
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: setnx_expire: %w", err)
+		return nil, lockerr.New(properties().Name, err)
 	}
 	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool))
 	if err != nil {

@@ -75,5 +75,5 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: getset_timestamp/method1: lockzoo: invalid config: pool is nil
+	// lockzoo: getset_timestamp/method1: invalid config: pool is nil
 }

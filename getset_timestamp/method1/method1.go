@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -35,7 +36,7 @@ var _ strategy.Locker = (*Locker)(nil)
 // Config.Clock are not used.
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", name, err)
+		return nil, lockerr.New(name, err)
 	}
 	if cfg.Retry == nil {
 		cfg.Retry = strategy.Fixed(RetryEvery)

@@ -81,6 +81,6 @@ func ExampleNew_invalidConfig() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// lockzoo: getset_timestamp/method2: lockzoo: invalid config: pool is nil
-	// lockzoo: getset_timestamp/method2: lockzoo: invalid config: TTL -1s is negative
+	// lockzoo: getset_timestamp/method2: invalid config: pool is nil
+	// lockzoo: getset_timestamp/method2: invalid config: TTL -1s is negative
 }

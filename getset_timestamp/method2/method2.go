@@ -3,10 +3,10 @@ package method2
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -41,14 +41,14 @@ const name = "getset_timestamp/method2"
 // since the value is the expiry time.
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", name, err)
+		return nil, lockerr.New(name, err)
 	}
 	if cfg.Retry == nil {
 		cfg.Retry = strategy.Fixed(RetryEvery)
 	}
 	full, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", name, err)
+		return nil, lockerr.New(name, err)
 	}
 	e, err := engine.New(&technique{pool: pool, clock: full.Clock}, properties(), full, engine.WithNotices(pool), engine.WithoutTakeBack())
 	if err != nil {

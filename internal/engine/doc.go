@@ -34,8 +34,9 @@
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;
 //  4. names the technique and the call once in every error it returns,
-//     "lockzoo: <name>: <op> <key>: ...": techniques return their errors
-//     without that prefix.
+//     "lockzoo: <name>: <op> "<key>": ..." (lockerr.Error, which drops
+//     any "lockzoo: " of the errors it wraps): techniques return their
+//     errors without that prefix.
 //
 // Following a hand-off: the waiter's one events channel and the local line
 // are in waitq.go, Lock's loop and what a waiter that gives up passes on

@@ -95,9 +95,9 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	}
 	ttl, err := s.l.ttlOrDefault(ttl)
 	if err != nil {
-		return err
+		return s.l.opError("extend", s.key, err)
 	}
-	if err := s.begin(ctx); err != nil {
+	if err := s.begin(ctx, "extend"); err != nil {
 		return err
 	}
 	defer s.end()
@@ -106,7 +106,7 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		return s.notHeld("extend", "lease already released")
 	}
 	if err := fault.At(ctx, fault.ExtendBefore); err != nil {
-		return err
+		return s.l.opError("extend", s.key, err)
 	}
 	start := time.Now()
 	g, err := s.l.tech.Extend(ctx, h, ttl)
@@ -114,7 +114,7 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		if s.l.cfg.Observer != nil {
 			s.observeExtend(ctx, start, s.Deadline(), ttl, err)
 		}
-		return fmt.Errorf("lockzoo: %s: extend %q: %w", s.l.props.Name, s.key, err)
+		return s.l.opError("extend", s.key, err)
 	}
 	validity := g.Validity
 	if validity == 0 {
@@ -142,7 +142,7 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // the Locker's Close too: closing a Locker does not strand its locks until
 // their TTL.
 func (s *Lease) Unlock(ctx context.Context) error {
-	if err := s.begin(ctx); err != nil {
+	if err := s.begin(ctx, "unlock"); err != nil {
 		return err
 	}
 	defer s.end()
@@ -151,7 +151,7 @@ func (s *Lease) Unlock(ctx context.Context) error {
 		return s.notHeld("unlock", "lease already released")
 	}
 	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
-		return err
+		return s.l.opError("unlock", s.key, err)
 	}
 	if p, ok := s.l.tech.(HandOffer); ok {
 		if w, next := s.l.lines.nextAttempt(s.rkey); w != nil {
@@ -165,7 +165,7 @@ func (s *Lease) Unlock(ctx context.Context) error {
 		s.observeRelease(ctx, err, false)
 	}
 	if err != nil {
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, err)
+		return s.l.opError("unlock", s.key, err)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, n
 		s.observeRelease(ctx, released, acquired == nil)
 	}
 	if released != nil {
-		return fmt.Errorf("lockzoo: %s: unlock %q: %w", s.l.props.Name, s.key, released)
+		return s.l.opError("unlock", s.key, released)
 	}
 	return nil
 }
@@ -246,21 +246,21 @@ func (s *Lease) snapshot() (Held, bool) {
 }
 
 func (s *Lease) notHeld(op, why string) error {
-	return fmt.Errorf("lockzoo: %s: %s %q: %w: %s", s.l.props.Name, op, s.key, strategy.ErrNotHeld, why)
+	return s.l.opError(op, s.key, fmt.Errorf("%w: %s", strategy.ErrNotHeld, why))
 }
 
 // begin waits for any Extend or Unlock in progress to finish, or for ctx.
 // A ctx that has already ended returns its error at once, even when the
 // lease is free: the call must not start.
-func (s *Lease) begin(ctx context.Context) error {
+func (s *Lease) begin(ctx context.Context, op string) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("lockzoo: %s: lease %q: %w", s.l.props.Name, s.key, err)
+		return s.l.opError(op, s.key, err)
 	}
 	select {
 	case s.op <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("lockzoo: %s: lease %q busy: %w", s.l.props.Name, s.key, ctx.Err())
+		return s.l.opError(op, s.key, fmt.Errorf("lease busy: %w", ctx.Err()))
 	}
 }
 

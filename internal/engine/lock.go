@@ -28,12 +28,12 @@ import (
 // lock is handed off to it: by a release in Redis (a "handoff:" notice), or
 // by a local Unlock that took the lock for it (HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, err error) {
-	if err := l.checkKey(key); err != nil {
+	if err := l.checkKey("lock", key); err != nil {
 		return nil, err
 	}
 	name, err := l.token() // names this call in lines and notices
 	if err != nil {
-		return nil, err
+		return nil, l.opError("lock", key, err)
 	}
 	rkey := l.rkey(key)
 	w := l.lines.join(rkey, name, Attempt{Key: rkey, Waiter: name, TTL: l.cfg.TTL, Waits: true, Locker: l.id, Arrived: time.Now()})
@@ -127,7 +127,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	// A token of its own for every attempt, so that clean-up of an earlier
 	// attempt's late writes can never touch this one's.
 	if s.a.Token, err = l.attemptToken(s.a.Waiter, n); err != nil {
-		return nil, 0, err
+		return nil, 0, l.opError("lock", s.key, err)
 	}
 	sent := time.Now()
 	dead := ctx.Err() != nil // the attempt sends nothing
@@ -359,12 +359,12 @@ func (l *Locker) handedOff(ctx context.Context, s *waitState, h handoff) (strate
 func (l *Locker) gaveUp(key string, why, lastFailure error) error {
 	switch {
 	case why != nil && lastFailure != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, why, lastFailure)
+		return l.opError("lock", key, fmt.Errorf("%w: %w (last failure: %w)", strategy.ErrNotAcquired, why, lastFailure))
 	case why != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: %w", l.props.Name, key, strategy.ErrNotAcquired, why)
+		return l.opError("lock", key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, why))
 	case lastFailure != nil:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted (last failure: %w)", l.props.Name, key, strategy.ErrNotAcquired, lastFailure)
+		return l.opError("lock", key, fmt.Errorf("%w: retries exhausted (last failure: %w)", strategy.ErrNotAcquired, lastFailure))
 	default:
-		return fmt.Errorf("lockzoo: %s: lock %q: %w: retries exhausted", l.props.Name, key, strategy.ErrNotAcquired)
+		return l.opError("lock", key, fmt.Errorf("%w: retries exhausted", strategy.ErrNotAcquired))
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/notify"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -164,7 +165,7 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	}
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: %w", props.Name, err)
+		return nil, lockerr.New(props.Name, err)
 	}
 	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines(), closed: make(chan struct{})}
 	for _, o := range opts {
@@ -174,7 +175,7 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	if l.inbox {
 		id, err := uuid.NewRandom()
 		if err != nil {
-			return nil, fmt.Errorf("lockzoo: %s: inbox name: %w", props.Name, err)
+			return nil, lockerr.New(props.Name, fmt.Errorf("inbox name: %w", err))
 		}
 		l.id = id.String()
 	}
@@ -193,15 +194,15 @@ func (l *Locker) Properties() strategy.Properties { return l.props }
 
 // TryLock makes one attempt to acquire key; see strategy.Locker.
 func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
-	if err := l.checkKey(key); err != nil {
+	if err := l.checkKey("trylock", key); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil { // an ended ctx takes no connection
-		return nil, fmt.Errorf("lockzoo: %s: trylock %q: %w", l.props.Name, key, err)
+		return nil, l.opError("trylock", key, err)
 	}
 	token, err := l.token()
 	if err != nil {
-		return nil, err
+		return nil, l.opError("trylock", key, err)
 	}
 	now := time.Now()
 	lease, err := l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
@@ -214,24 +215,24 @@ func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error
 	return lease, nil
 }
 
-// checkKey rejects a call that must not reach Redis: an empty key
+// checkKey rejects the call op that must not reach Redis: an empty key
 // (strategy.ErrInvalidConfig), or any call after Close
 // (strategy.ErrClosed).
-func (l *Locker) checkKey(key string) error {
+func (l *Locker) checkKey(op, key string) error {
 	if key == "" {
-		return fmt.Errorf("lockzoo: %s: %w: empty key", l.props.Name, strategy.ErrInvalidConfig)
+		return l.opError(op, key, fmt.Errorf("%w: empty key", strategy.ErrInvalidConfig))
 	}
 	if l.isClosed() {
-		return fmt.Errorf("lockzoo: %s: %q: %w", l.props.Name, key, strategy.ErrClosed)
+		return l.opError(op, key, strategy.ErrClosed)
 	}
 	return nil
 }
 
-// opError is how the engine reports a technique's error, once with the
-// technique's name: "lockzoo: <name>: <op> <key>: <err>". Techniques
-// return their errors without that prefix.
+// opError is how the engine reports an error to the caller of op on key,
+// once with the technique's name: "lockzoo: <name>: <op> "<key>": <err>"
+// (lockerr.Error). Techniques return their errors without that prefix.
 func (l *Locker) opError(op, key string, err error) error {
-	return fmt.Errorf("lockzoo: %s: %s %q: %w", l.props.Name, op, key, err)
+	return lockerr.Op(l.props.Name, op, key, err)
 }
 
 // Close ends the Locker's release-notice connections and their goroutines
@@ -280,7 +281,7 @@ func (l *Locker) isClosed() bool {
 // after Close, else nil.
 func (l *Locker) checkOpen(op, key string) error {
 	if l.isClosed() {
-		return fmt.Errorf("lockzoo: %s: %s %q: %w", l.props.Name, op, key, strategy.ErrClosed)
+		return l.opError(op, key, strategy.ErrClosed)
 	}
 	return nil
 }
@@ -293,7 +294,7 @@ func (l *Locker) checkOpen(op, key string) error {
 // (takeBack).
 func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("lockzoo: %s: acquire %q: %w", l.props.Name, key, err)
+		return nil, fmt.Errorf("acquire: %w", err)
 	}
 	if a.Waits && !l.noAttemptBound {
 		var cancel context.CancelFunc
@@ -330,7 +331,7 @@ func (l *Locker) token() (string, error) {
 	if l.cfg.Token != nil {
 		t := l.cfg.Token()
 		if t == "" {
-			return "", fmt.Errorf("lockzoo: %s: %w: Token returned an empty string", l.props.Name, strategy.ErrInvalidConfig)
+			return "", fmt.Errorf("%w: Token returned an empty string", strategy.ErrInvalidConfig)
 		}
 		return t + "." + rand.Text(), nil
 	}
@@ -355,7 +356,7 @@ func (l *Locker) ttlOrDefault(ttl time.Duration) (time.Duration, error) {
 	case ttl == 0:
 		return l.cfg.TTL, nil
 	case ttl < strategy.MinTTL:
-		return 0, fmt.Errorf("lockzoo: %s: %w: extend ttl %v is below the minimum %v", l.props.Name, strategy.ErrInvalidConfig, ttl, strategy.MinTTL)
+		return 0, fmt.Errorf("%w: extend ttl %v is below the minimum %v", strategy.ErrInvalidConfig, ttl, strategy.MinTTL)
 	}
 	return ttl, nil
 }

@@ -31,9 +31,11 @@ func frozenSlack(timeout time.Duration) time.Duration { return 5 * timeout }
 // holder, a pool that returns no connection fails the call without a
 // panic, and connections without redis.ConnWithContext work; an acquire
 // whose reply is lost is taken back, and a Lock rides out a short loss of
-// replies. Each subtest gets a fresh Redis node.
+// replies. Each subtest gets a fresh Redis node. Every error a subtest
+// gets from f, a Locker or a lease goes through CheckError as well.
 func Conformance(t *testing.T, f Factory) {
 	t.Helper()
+	checks := &errorChecks{}
 	tests := []struct {
 		name string
 		run  func(t *testing.T, f Factory, node *redistest.Node)
@@ -60,7 +62,7 @@ func Conformance(t *testing.T, f Factory) {
 		t.Run(tt.name, func(t *testing.T) {
 			NoLeaks(t)
 			node := redistest.Start(t, 1)[0]
-			tt.run(t, f, node)
+			tt.run(t, checks.factory(t, f), node)
 		})
 	}
 }
