@@ -142,7 +142,12 @@
 // Locker listening; a live one attempts at least every LineStale/2, or
 // every LineListened/2 when every node that answered saw it listening,
 // to keep its place. A winner leaves the lines of the nodes that did not
-// vote for it, and a Lock that gives up leaves every line (Abandon). A
+// vote for it, and a Lock that gives up leaves every line (Abandon),
+// whether its last attempt was refused or failed for want of answers. A
+// node the leave does not reach is owed it (see below), and an undo of the
+// gave-up waiter's attempt that reaches a node after its leave puts it
+// back in no line: a waiter that gave up never holds a free lock's place
+// once the node answers again (TestGaveUpWaiterLeavesEveryLine). A
 // release notifies only the Locker of the head of the node's line.
 //
 // Unlock with a waiter of the same Locker in line hands the lock over in
@@ -316,12 +321,12 @@
 // counts towards a quorum.
 //
 // A release that a node may still need is owed to it rather than
-// dropped: the undo of a failed attempt, or a spent lease's release, that
-// the breaker skipped or whose reply was lost (a killed connection, after
+// dropped: the undo of a failed attempt, a spent lease's release, or a
+// gave-up waiter's leave, that the breaker skipped or whose reply was lost (a killed connection, after
 // which the pool lends the dead connections beside it). One goroutine per
 // node sends the releases it is owed as soon as the breaker lets a call
-// through, each at most five times, and drops them once the node has
-// taken none for twice NodeTimeout (a frozen node) or their TTL passed.
+// through, in the order they were owed, each at most five times, and
+// drops them once the node has taken none for twice NodeTimeout (a frozen node) or their TTL passed.
 // Without it, a connection kill left locks on the node until their TTL,
 // and with one more node failing each kept every quorum for its key from
 // forming (TestSharedNodeConnectionKilled). A failed Unlock owes nothing:
