@@ -95,8 +95,8 @@
 // CPU-starved client turns shorter bounds into false failures. A node whose
 // call failed without a reply is suspect: it gets one probe at a time and
 // other requests skip it, so a frozen node costs one goroutine and one
-// connection. An undo or a spent lease's release that could not reach a
-// node is owed to it and sent once the node answers again (at most five
+// connection. An undo, a spent lease's release or a gave-up waiter's leave
+// that could not reach a node is owed to it and sent once the node answers again (at most five
 // tries, dropped when the node stays silent or the TTL passed). A failed
 // Unlock owes nothing: the lease is not spent.
 //

@@ -33,15 +33,20 @@ const LineListened = protocol.Listened
 // Abandon takes a waiter that gave up out of every node's line, and
 // passes on each node's copy of the lock that a release handed to it
 // meanwhile (protocol.AbandonSource), waiting at most until ctx ends. It
-// returns nil: failures are left alone (the engine does not try again),
-// since a minority of nodes that missed it does not hold the lock back: a
-// waiter left in a line is dropped after LineStale (LineListened while
-// its Locker listens), and a copy handed to it expires at its TTL, or is
-// passed on when the hand-off's notice reaches the Locker (the engine's
-// departed waiters).
+// remembers the waiter as gone first (leftWaiters), so that an undo of
+// one of its attempts that reaches a node after this leave does not put
+// it back in line. A node the leave does not reach (the breaker skipped
+// it, or the call lost its reply) is owed it (oweLeave), and gets it as
+// soon as it answers again. It returns nil: the engine need not try
+// again, redlock keeps its lines itself.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
-	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, lineMember(a)), nil)
+	t.left.add(a.Waiter, time.Now(), t.leftHorizon())
+	member := lineMember(a)
+	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
+	for _, n := range r.unsent {
+		t.oweLeave(n, a.Key, a.Waiter, member)
+	}
 	for range t.nodes {
 		select {
 		case <-r.answers:
@@ -95,9 +100,15 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 }
 
 // leaveOp is one node's part of a waiter leaving the line (abandon.lua).
+// A leave that loses its reply may not have run: it is owed to the node
+// (oweLeave).
 func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 	return func(ctx context.Context, l *link) answer {
-		return compareVote(t.evalScript(ctx, l, t.abandon, keysOf(rkey), member, waiter, protocol.Channel(rkey)))
+		a := compareVote(t.evalScript(ctx, l, t.abandon, keysOf(rkey), member, waiter, protocol.Channel(rkey)))
+		if l.lost {
+			t.oweLeave(l.n, rkey, waiter, member)
+		}
+		return a
 	}
 }
 

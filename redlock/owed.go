@@ -1,9 +1,12 @@
 package redlock
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
+
+	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
 // maxOwed is how many releases a node can be owed at most; a release owed
@@ -29,14 +32,22 @@ type owed struct {
 	paying bool // a payer runs
 }
 
-// owedRelease is one owed release: the release script's arguments
-// (read-only), how many sends lost their reply, and when its lock has
-// expired anyway.
+// owedRelease is one owed call: the release script's arguments
+// (read-only), or another script's (a waiter's leave, oweLeave), how many
+// sends lost their reply, and when its lock has expired anyway.
 type owedRelease struct {
-	kv    []any
-	tries int
-	until time.Time
+	kv     []any
+	script *engine.Script // nil: t.release
+	tries  int
+	until  time.Time
+	// requeued is set for the undo of a waiter's attempt, which puts the
+	// waiter back in line: once paid, a waiter that has left since leaves
+	// again (requeueOn).
+	requeued *requeued
 }
+
+// requeued names the waiter an owed undo puts back in rkey's line.
+type requeued struct{ rkey, waiter, member string }
 
 // plainRelease, as the release script's second argument, asks for the
 // delete and the head's notice without a hand-off.
@@ -53,10 +64,17 @@ func (t *technique) owe(n *node, keys []any, token string, requeue ...any) {
 	}
 	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
 	kv = append(kv, requeue...)
-	until := time.Now().Add(time.Duration(t.maxTTL.Load()))
+	t.oweCall(n, owedRelease{kv: kv})
+}
+
+// oweCall records that n is owed o, to expire the longest TTL from now,
+// and starts n's payer unless one runs. The payer sends what a node is
+// owed in the order it was owed.
+func (t *technique) oweCall(n *node, o owedRelease) {
+	o.until = time.Now().Add(time.Duration(t.maxTTL.Load()))
 	n.owed.mu.Lock()
 	if len(n.owed.due) < maxOwed {
-		n.owed.due = append(n.owed.due, owedRelease{kv: kv, until: until})
+		n.owed.due = append(n.owed.due, o)
 	}
 	start := !n.owed.paying
 	n.owed.paying = true
@@ -151,8 +169,15 @@ func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 			return append(unpaid, due[i:]...)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), t.s.nodeTimeout)
+		script := cmp.Or(o.script, t.release)
 		l, _ := t.call(ctx, n, probe, func(ctx context.Context, l *link) answer {
-			return compareVote(t.evalArgs(ctx, l, t.release, o.kv))
+			a := compareVote(t.evalArgs(ctx, l, script, o.kv))
+			if q := o.requeued; q != nil && !l.lost && t.left.has(q.waiter) {
+				// The waiter gave up: it leaves the line this undo put it
+				// back in.
+				t.leaveOp(q.rkey, q.waiter, q.member)(ctx, l)
+			}
+			return a
 		})
 		cancel()
 		if l.lost {

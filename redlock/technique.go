@@ -35,6 +35,7 @@ type technique struct {
 	getname       engine.Command    // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
 	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
+	left          leftWaiters       // Lock calls that gave up (Abandon): their undos requeue nothing
 }
 
 // keysOf is the keys of the lock key, as the acquire and release scripts
@@ -125,8 +126,9 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	}
 	undo := func(ctx context.Context, l *link) {
 		if a.Waits {
-			// A waiter's place in line, which its SET took it out of.
-			t.releaseOn(ctx, l, keys, a.Token, a.Arrived.UnixMicro(), lineMember(a))
+			// A waiter's place in line, which its SET took it out of,
+			// unless it gave up meanwhile.
+			t.requeueOn(ctx, l, keys, a)
 			return
 		}
 		t.releaseOn(ctx, l, keys, a.Token)

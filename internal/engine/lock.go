@@ -161,11 +161,13 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 	if (refused || mayHaveRun) && s.inLineSince.IsZero() {
 		s.inLineSince = sent
 	}
-	if !refused && mayHaveRun && !l.noTakeBack {
+	if !refused && mayHaveRun {
 		// The attempt may have run and been refused, which queued the
 		// waiter (attempt takes back a lock it may have taken): a Lock
-		// that gives up leaves the line then too (leave). redlock, which
-		// takes back its own attempts, keeps its lines itself.
+		// that gives up leaves the line then too (leave). So for a
+		// technique that takes back its own attempts (redlock): a round
+		// that failed for want of answers may have been refused, and so
+		// queued the waiter, on the nodes that did answer.
 		s.mayBeQueued = true
 	}
 	if ctx.Err() != nil {
