@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -54,7 +55,7 @@ func Run(ctx context.Context, locker Locker, key string, fn func(ctx context.Con
 	var lost error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		lost = keepAlive(work, lease, stop)
+		lost = keepAlive(work, locker.Properties().Name, lease, stop)
 		if lost != nil {
 			cancel(lost)
 		}
@@ -101,10 +102,11 @@ func release(ctx context.Context, lease Lease) error {
 }
 
 // keepAlive extends lease every third of its validity until stop closes,
-// and returns an error wrapping ErrNotHeld when the lock is lost: an
-// extension says so, or the deadline passes unextended. It returns nil when
-// stopped. ctx ending (the caller's cancellation) only stops it.
-func keepAlive(ctx context.Context, lease Lease, stop <-chan struct{}) error {
+// and returns an error wrapping ErrNotHeld when the lock is lost: the
+// extension's own error when it says so, or a deadlineError of technique
+// when the deadline passes unextended. It returns nil when stopped. ctx
+// ending (the caller's cancellation) only stops it.
+func keepAlive(ctx context.Context, technique string, lease Lease, stop <-chan struct{}) error {
 	deadline := lease.Deadline()
 	period := max(time.Until(deadline)/3, time.Millisecond)
 	expire := time.NewTimer(time.Until(deadline))
@@ -119,7 +121,7 @@ func keepAlive(ctx context.Context, lease Lease, stop <-chan struct{}) error {
 			<-stop
 			return nil
 		case <-expire.C:
-			return fmt.Errorf("lockzoo: run %q: %w: the lease's deadline passed without an extension", lease.Key(), ErrNotHeld)
+			return &deadlineError{technique: technique, key: lease.Key()}
 		case <-tick.C:
 			// Bound the extension by the deadline: past it the lock is gone
 			// whatever Redis answers.
@@ -131,10 +133,22 @@ func keepAlive(ctx context.Context, lease Lease, stop <-chan struct{}) error {
 				deadline = lease.Deadline()
 				expire.Reset(time.Until(deadline))
 			case errors.Is(err, ErrNotHeld):
-				return fmt.Errorf("lockzoo: run %q: lock lost: %w", lease.Key(), err)
+				return err // it names the technique, the call and the key
 			}
 			// Other failures (Redis unreachable, ErrUnsupported) are retried
 			// on the next tick until the deadline decides.
 		}
 	}
 }
+
+// deadlineError is Run's error for a lease whose Deadline passed without
+// an extension. Like every error a caller gets from lockzoo, its text
+// starts "lockzoo: <technique>: " once; it wraps ErrNotHeld.
+type deadlineError struct{ technique, key string }
+
+func (e *deadlineError) Error() string {
+	return fmt.Sprintf("lockzoo: %s: run %q: %s: the lease's deadline passed without an extension",
+		e.technique, e.key, strings.TrimPrefix(ErrNotHeld.Error(), "lockzoo: "))
+}
+
+func (e *deadlineError) Unwrap() error { return ErrNotHeld }

@@ -3,6 +3,7 @@ package strategy_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	method2 "github.com/lockzoo/lockzoo/getset_timestamp/method2"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -106,6 +108,8 @@ func TestRunCancelsWhenLockLost(t *testing.T) {
 	assert.Less(t, waited, period+period/2, "cancelled that long after the deletion, want within one extension period (%v)", period)
 	if !errors.Is(err, strategy.ErrNotHeld) {
 		t.Errorf("Run() = %v, want %v", err, strategy.ErrNotHeld)
+	} else {
+		assert.Equal(t, 1, strings.Count(err.Error(), "lockzoo:"), "Run() = %q: want \"lockzoo:\" once", err)
 	}
 	t.Logf("fn cancelled %v after the key was deleted (period %v)", waited, ttl/3)
 }
@@ -170,4 +174,32 @@ func TestRunRetriesTheRelease(t *testing.T) {
 	if n, err := redis.Int(node.Do("EXISTS", "lock:job")); err != nil || n != 0 {
 		t.Errorf("EXISTS lock:job after Run = %d, %v; want 0 (released)", n, err)
 	}
+}
+
+// TestRunDeadlinePassed: on a technique that cannot extend (method 2),
+// the lease's Deadline arrives unextended; fn's context is cancelled with
+// a cause wrapping ErrNotHeld, and Run's error names the technique once,
+// as every error a caller gets does.
+func TestRunDeadlinePassed(t *testing.T) {
+	locktest.NoLeaks(t)
+	node := redistest.Start(t, 1)[0]
+	const ttl = time.Second
+	l, err := method2.New(node.Pool(), strategy.Config{TTL: ttl})
+	require.NoError(t, err, "method2.New()")
+	locktest.CloseOnCleanup(t, l)
+	var cause error
+	err = strategy.Run(context.Background(), l, "job", func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		case <-time.After(10 * ttl):
+			t.Errorf("fn's context was not cancelled within %v of a lease of TTL %v", 10*ttl, ttl)
+		}
+		return nil
+	})
+	assert.ErrorIs(t, cause, strategy.ErrNotHeld, "context.Cause()")
+	require.ErrorIs(t, err, strategy.ErrNotHeld, "Run()")
+	msg := err.Error()
+	assert.Equal(t, 1, strings.Count(msg, "lockzoo:"), "%q: want \"lockzoo:\" once", msg)
+	assert.True(t, strings.HasPrefix(msg, "lockzoo: getset_timestamp/method2: run \"job\": "), "%q: want it to start with the technique and the call", msg)
 }
