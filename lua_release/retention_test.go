@@ -57,6 +57,13 @@ func TestDistinctKeysLeaveNothing(t *testing.T) {
 				lease, err := l.TryLock(ctx, fmt.Sprintf("order:%d", i))
 				if err == nil {
 					err = lease.Unlock(ctx)
+					// A lease whose Deadline passed before its Unlock (a
+					// machine so loaded that the 1 s TTL ran out between
+					// the two calls) may find its lock expired: that is
+					// the TTL, not a fault. Before its Deadline, it is one.
+					if errors.Is(err, strategy.ErrNotHeld) && time.Now().After(lease.Deadline()) {
+						err = nil
+					}
 				}
 				if err != nil {
 					errs <- fmt.Errorf("key %d: %w", i, err)
