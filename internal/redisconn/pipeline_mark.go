@@ -114,8 +114,7 @@ const spoilReads = 4*MaxInFlight + 4
 // deadline of s's commands and within maxDrain, since Redis runs a
 // connection's commands in order: every command written has then run, so
 // that a caller that undoes a command failed here acts after it ran, not
-// before.
-// Then it spoils the connection so that closing it drops it.
+// before. Then it spoils the connection so that closing it drops it.
 func (p *Pipeline) unmatched(s *stream, err error) {
 	p.mu.Lock()
 	p.retire(s)
