@@ -19,11 +19,26 @@ type Bounded struct {
 	parent   context.Context
 	deadline time.Time // the earlier of parent's and its own
 
-	mu     sync.Mutex
-	ctx    context.Context    // context.WithDeadline's, made by the first Done; nil until then
-	cancel context.CancelFunc // ctx's
-	err    error              // Err after Cancel when ctx is nil
+	mu    sync.Mutex
+	timed *timed // made by the first Done; nil until then
+	ended ended  // how Cancel found it, when timed is nil
 }
+
+// timed is a Bounded's context.WithDeadline, made for its Done.
+type timed struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// ended is how a Bounded without a Done had ended when Cancel was called.
+type ended uint8
+
+const (
+	notEnded     ended = iota
+	parentEnded        // Err is parent's
+	deadlineDone       // context.DeadlineExceeded
+	cancelled          // context.Canceled
+)
 
 // WithDeadline returns parent bounded by deadline (or by parent's, when
 // that is earlier). Call its Cancel when the calls it bounds are done.
@@ -45,26 +60,31 @@ func (b *Bounded) Value(key any) any { return b.parent.Value(key) }
 func (b *Bounded) Done() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ctx == nil {
-		b.ctx, b.cancel = context.WithDeadline(b.parent, b.deadline)
-		if b.err != nil {
-			b.cancel()
+	if b.timed == nil {
+		ctx, cancel := context.WithDeadline(b.parent, b.deadline)
+		b.timed = &timed{ctx, cancel}
+		if b.ended != notEnded {
+			cancel()
 		}
 	}
-	return b.ctx.Done()
+	return b.timed.ctx.Done()
 }
 
 // Err returns nil until b ends, then parent's error,
 // context.DeadlineExceeded or context.Canceled, whichever ended it first.
 func (b *Bounded) Err() error {
 	b.mu.Lock()
-	ctx, err := b.ctx, b.err
+	t, e := b.timed, b.ended
 	b.mu.Unlock()
 	switch {
-	case ctx != nil:
-		return ctx.Err()
-	case err != nil:
-		return err
+	case t != nil:
+		return t.ctx.Err()
+	case e == parentEnded:
+		return b.parent.Err()
+	case e == deadlineDone:
+		return context.DeadlineExceeded
+	case e == cancelled:
+		return context.Canceled
 	}
 	return b.errNow()
 }
@@ -85,14 +105,16 @@ func (b *Bounded) errNow() error {
 func (b *Bounded) Cancel() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.ctx != nil {
-		b.cancel()
-		return
-	}
-	if b.err == nil {
-		if b.err = b.errNow(); b.err == nil {
-			b.err = context.Canceled
-		}
+	switch {
+	case b.timed != nil:
+		b.timed.cancel()
+	case b.ended != notEnded:
+	case b.parent.Err() != nil:
+		b.ended = parentEnded
+	case !time.Now().Before(b.deadline):
+		b.ended = deadlineDone
+	default:
+		b.ended = cancelled
 	}
 }
 
