@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -50,7 +51,7 @@ func NewResource(pool strategy.Pool, key string) (*Resource, error) {
 // higher token was seen (nothing is written), and the wrapped Redis failure
 // (matching ctx.Err() when ctx ended) otherwise.
 func (r *Resource) Write(ctx context.Context, token uint64, value string) error {
-	n, err := redis.Int(engine.Eval(ctx, r.pool, r.guard, r.key, strconv.FormatUint(token, 10), value))
+	n, err := redis.Int(redisconn.Eval(ctx, r.pool, r.guard, r.key, strconv.FormatUint(token, 10), value))
 	switch {
 	case err != nil:
 		return lockerr.Op(name, "write", r.key, err)
@@ -63,7 +64,7 @@ func (r *Resource) Write(ctx context.Context, token uint64, value string) error 
 // Read returns the resource's value and the token of the write that stored
 // it; an empty value and token 0 when nothing was written yet.
 func (r *Resource) Read(ctx context.Context) (value string, token uint64, err error) {
-	vals, err := redis.Strings(engine.Do(ctx, r.pool, "HMGET", r.key, "value", "token"))
+	vals, err := redis.Strings(redisconn.Do(ctx, r.pool, "HMGET", r.key, "value", "token"))
 	if err != nil {
 		return "", 0, lockerr.Op(name, "read", r.key, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -21,7 +22,7 @@ const setnxPasses = 2
 // client's clock, GETSET. See the package documentation for every outcome.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	var g engine.Acquired
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
+	err := redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		for range setnxPasses {
 			var again bool
 			var err error
@@ -42,7 +43,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	exp, validity := stamp.ExpiryAt(now, a.TTL)
 	won := engine.Acquired{Value: exp.String(), Validity: validity}
 
-	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
+	ok, err := redis.Bool(redisconn.DoContext(ctx, c, "SETNX", a.Key, exp.String()))
 	if err != nil {
 		return engine.Acquired{}, false, fmt.Errorf("SETNX %q: %w", a.Key, err)
 	}
@@ -53,7 +54,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGet); err != nil {
 		return engine.Acquired{}, false, err
 	}
-	cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
+	cur, err := redis.String(redisconn.DoContext(ctx, c, "GET", a.Key))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		// Released between SETNX and GET (the article's int(None) crash):
@@ -74,7 +75,7 @@ func (t *technique) acquireOnce(ctx context.Context, c redis.Conn, a engine.Atte
 	if err := fault.At(ctx, fault.GetSetTimestampAcquireBeforeGetSet); err != nil {
 		return engine.Acquired{}, false, err
 	}
-	old, err := redis.String(engine.DoContext(ctx, c, "GETSET", a.Key, exp.String()))
+	old, err := redis.String(redisconn.DoContext(ctx, c, "GETSET", a.Key, exp.String()))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		// Deleted between GET and GETSET (the article's second int(None)):

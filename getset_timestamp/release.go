@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -40,8 +41,8 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	now := t.clock()
 	exp, validity := stamp.ExpiryAt(now, ttl)
 	var g engine.Acquired
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		old, err := redis.String(engine.DoContext(ctx, c, "GETSET", h.Key, exp.String()))
+	err := redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		old, err := redis.String(redisconn.DoContext(ctx, c, "GETSET", h.Key, exp.String()))
 		switch {
 		case errors.Is(err, redis.ErrNil):
 			return fmt.Errorf("%w: the key was gone; GETSET has created it again with %d", strategy.ErrNotHeld, exp)

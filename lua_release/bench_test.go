@@ -35,7 +35,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 // CPU-bound work, with the p50 and p99 of each pair: lua_release's shared
 // connection writes a caller's script at once rather than yielding the
 // processor first, which would wait behind the busy goroutines (see
-// engine's BenchmarkPipeline).
+// redisconn's BenchmarkPipeline).
 func BenchmarkLockUnlockBusyCPU(b *testing.B) {
 	node := redistest.Start(b, 1)[0]
 	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 10 * time.Second})

@@ -11,6 +11,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -126,10 +127,10 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	consts := constants(retention)
 	return &technique{
 		pool:    pool,
-		pipe:    engine.NewPipeline(pool),
-		acquire: engine.NewScript(4, protocol.Source(consts+acquireSource)),
+		pipe:    redisconn.NewPipeline(pool),
+		acquire: redisconn.NewScript(4, protocol.Source(consts+acquireSource)),
 		abandon: redis.NewScript(4, protocol.AbandonSource(consts)),
-		release: engine.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
+		release: redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
 		extend:  scripts.ComparePExpire(),
 	}
 }
@@ -146,10 +147,10 @@ func constants(retention time.Duration) string {
 // technique holds lua_release's Redis commands.
 type technique struct {
 	pool    strategy.Pool
-	pipe    *engine.Pipeline // the acquire and release scripts, over one shared connection
-	acquire *engine.Script
+	pipe    *redisconn.Pipeline // the acquire and release scripts, over one shared connection
+	acquire *redisconn.Script
 	abandon *redis.Script
-	release *engine.Script
+	release *redisconn.Script
 	extend  *redis.Script
 	args    engine.LockerArgs // the Locker's TTL and name, boxed once
 }
@@ -230,7 +231,7 @@ func remaining(pttl int64) time.Duration {
 // waiters).
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	k := protocol.KeysOf(a.Key)
-	_, err := engine.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
+	_, err := redisconn.Eval(ctx, t.pool, t.abandon, k.Lock, k.Fence, k.Line, k.Seen,
 		member(a), a.Waiter, protocol.Channel(a.Key))
 	return err
 }
@@ -258,7 +259,7 @@ func (t *technique) releaseArgs(h engine.Held, extra int) []any {
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
-	return engine.Acquired{}, t.owned(engine.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
+	return engine.Acquired{}, t.owned(redisconn.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
 }
 
 // owned turns a compare script's reply into nil (1: done) or ErrNotHeld (0).

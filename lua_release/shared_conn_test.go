@@ -19,7 +19,7 @@ import (
 
 // TestConcurrentCallsShareAConnection: the scripts of a Locker's
 // concurrent Lock and Unlock calls travel on a shared connection
-// (engine.Pipeline), so the Locker takes far fewer connections from its
+// (redisconn.Pipeline), so the Locker takes far fewer connections from its
 // pool than it runs scripts, and every call still gets its own reply:
 // every Lock holds its own key with a fencing token above the last one
 // its goroutine saw, and every Unlock releases it.

@@ -39,7 +39,7 @@ func benchNodes(b *testing.B, nodes []*redistest.Node) {
 // CPU-bound work: each of a round's hand-offs between goroutines (the
 // caller, the node Pipelines' readers, the fan-out) can wait behind them
 // for a processor, and the Pipelines' writers yield the processor before
-// they write (engine.NewDeadlinePipeline). Compare its p50 with
+// they write (redisconn.NewDeadlinePipeline). Compare its p50 with
 // BenchmarkLockUnlock's, and with lua_release's BenchmarkLockUnlockBusyCPU.
 func BenchmarkLockUnlockBusyCPU(b *testing.B) {
 	nodes := redistest.Start(b, 5)

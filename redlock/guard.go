@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // clientName marks the connections the restart guard has already checked.
@@ -22,7 +22,7 @@ const clientName = "lockzoo-redlock"
 // node is one Redis master and what the restart guard remembers of it.
 type node struct {
 	index int
-	pipe  *engine.Pipeline // the node's connections (its Pool), shared by concurrent calls
+	pipe  *redisconn.Pipeline // the node's connections (its Pool), shared by concurrent calls
 	br    breaker
 	owed  owed // releases that could not reach the node yet
 	// acquirePoint is the fault point an acquire reaches on this node just
@@ -75,7 +75,7 @@ func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...a
 	if !t.s.guard {
 		return l.send(ctx, cmd, args)
 	}
-	name, r, err := l.sendTwo(ctx, t.getname, engine.Command{Name: cmd, Args: args})
+	name, r, err := l.sendTwo(ctx, t.getname, redisconn.Command{Name: cmd, Args: args})
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...a
 // ranError is a failure of the restart guard's check of a new connection
 // (learn), which comes after the command itself ran there: the command's
 // reply came with GETNAME's. It is the check's failure in every way but
-// one: it never reads as engine.ErrNotSent (a check that could not be
+// one: it never reads as redisconn.ErrNotSent (a check that could not be
 // sent), since the command was sent, so that an acquire that failed so
 // is taken back like one that lost its reply (acquireVote).
 type ranError struct{ err error }
@@ -111,9 +111,9 @@ func (e ranError) Error() string {
 }
 
 // Is reports whether the check's failure is target, unless target is
-// engine.ErrNotSent.
+// redisconn.ErrNotSent.
 func (e ranError) Is(target error) bool {
-	return target != engine.ErrNotSent && errors.Is(e.err, target)
+	return target != redisconn.ErrNotSent && errors.Is(e.err, target)
 }
 
 // learn checks a new connection: one pipelined round trip reads the
@@ -124,7 +124,7 @@ func (e ranError) Is(target error) bool {
 // learn reads a newer one, whose server is the same or restarted since:
 // either way a restart that came before the command is seen.
 func (t *technique) learn(ctx context.Context, l *link) error {
-	info, named, err := l.sendTwo(ctx, engine.Command{Name: "INFO", Args: []any{"server"}}, engine.Command{Name: "CLIENT", Args: []any{"SETNAME", clientName}})
+	info, named, err := l.sendTwo(ctx, redisconn.Command{Name: "INFO", Args: []any{"server"}}, redisconn.Command{Name: "CLIENT", Args: []any{"SETNAME", clientName}})
 	if err != nil {
 		return err
 	}

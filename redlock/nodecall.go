@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // link is one call's way to its node: every exchange of the call goes
-// through the node's pipeline (engine.Pipeline), so that the commands of
+// through the node's pipeline (redisconn.Pipeline), so that the commands of
 // concurrent calls share a connection, and lost records that one of them
 // got no reply (the connection failed, or the deadline passed), which
 // the breaker counts against the node. A link is used by one goroutine at
@@ -29,9 +29,9 @@ func (l *link) send(ctx context.Context, cmd string, args []any) (any, error) {
 }
 
 // sendTwo runs first and second on the node one right after the other on
-// one connection (engine.Pipeline.DoTwo), bounded by ctx. A failure
+// one connection (redisconn.Pipeline.DoTwo), bounded by ctx. A failure
 // without the replies marks the link lost.
-func (l *link) sendTwo(ctx context.Context, first, second engine.Command) (engine.Reply, engine.Reply, error) {
+func (l *link) sendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
 	r1, r2, err := l.n.pipe.DoTwo(ctx, first, second)
 	l.note(err)
 	return r1, r2, err
@@ -46,11 +46,11 @@ func (l *link) note(err error) {
 }
 
 // guarded runs fn and turns a panic in it into an error wrapping
-// engine.ErrPanicked.
+// redisconn.ErrPanicked.
 func guarded(fn func()) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: %v", engine.ErrPanicked, v)
+			err = fmt.Errorf("%w: %v", redisconn.ErrPanicked, v)
 		}
 	}()
 	fn()
@@ -64,14 +64,14 @@ func guarded(fn func()) (err error) {
 // node. probe is what n.br.admit said.
 //
 // The pipeline turns a panic in the pool or the connection (a Pool of the
-// user's) into an error wrapping engine.ErrPanicked; a panic that still
+// user's) into an error wrapping redisconn.ErrPanicked; a panic that still
 // reaches call becomes the node's failure too, an answer saying that the
 // node may hold the lock, since the request may have been sent.
 func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (l *link, a answer) {
 	l = &link{n: n}
 	defer func() {
 		if v := recover(); v != nil {
-			err := fmt.Errorf("%w: %v", engine.ErrPanicked, v)
+			err := fmt.Errorf("%w: %v", redisconn.ErrPanicked, v)
 			l.lost = true
 			n.br.settle(probe, false, err)
 			a = answer{node: n.index, vote: voteFailed, err: err, mayHold: true}

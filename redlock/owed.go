@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // maxOwed is how many releases a node can be owed at most; a release owed
@@ -37,7 +37,7 @@ type owed struct {
 // sends lost their reply, and when its lock has expired anyway.
 type owedRelease struct {
 	kv     []any
-	script *engine.Script // nil: t.release
+	script *redisconn.Script // nil: t.release
 	tries  int
 	until  time.Time
 	// requeued is set for the undo of a waiter's attempt, which puts the

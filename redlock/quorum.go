@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // vote is what one node said to one request.
@@ -226,7 +226,7 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 	if err != nil {
 		// The SET may have run before the failure, unless it was never
 		// sent: release it if the round fails.
-		return answer{vote: voteFailed, err: err, mayHold: !errors.Is(err, engine.ErrNotSent)}
+		return answer{vote: voteFailed, err: err, mayHold: !errors.Is(err, redisconn.ErrNotSent)}
 	}
 	v, ok := acquireReply(reply)
 	if !ok {

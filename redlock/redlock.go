@@ -8,6 +8,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -53,14 +54,14 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	}
 	t := &technique{
 		s:       s,
-		extend:  engine.NewScript(1, scripts.ComparePExpireSource()),
+		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
-		getname: engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
+		getname: redisconn.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
 	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
-		t.nodes = append(t.nodes, &node{index: i, pipe: engine.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
+		t.nodes = append(t.nodes, &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
 	}
 	// Waiters listen for release notices on every node: any node's notice
 	// wakes them (Release publishes on each node it deletes from, to the
@@ -158,10 +159,10 @@ func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
 // technique is used.
 func (t *technique) useRetention(retention time.Duration) {
 	consts := constants(retention)
-	t.acquireScript = engine.NewScript(4, protocol.Source(consts+acquireSource))
-	t.raise = engine.NewScript(2, protocol.Source(consts+raiseSource))
-	t.release = engine.NewScript(4, protocol.HandOnSource(consts, releaseSource))
-	t.abandon = engine.NewScript(4, protocol.AbandonSource(consts))
+	t.acquireScript = redisconn.NewScript(4, protocol.Source(consts+acquireSource))
+	t.raise = redisconn.NewScript(2, protocol.Source(consts+raiseSource))
+	t.release = redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource))
+	t.abandon = redisconn.NewScript(4, protocol.AbandonSource(consts))
 }
 
 // constants is the Lua that sets the protocol's constants the scripts

@@ -12,7 +12,7 @@ import (
 
 // TestNodeCallsShareAConnection: the node calls of a Locker's concurrent
 // Lock and Unlock calls travel on one shared connection per node
-// (engine.Pipeline), the restart guard's CLIENT GETNAME with each, so the
+// (redisconn.Pipeline), the restart guard's CLIENT GETNAME with each, so the
 // Locker takes far fewer connections from each node's pool than it makes
 // calls to that node, and every call still gets its own reply: every Lock
 // holds its own key with a fencing token above the last one its goroutine

@@ -12,6 +12,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -20,19 +21,19 @@ import (
 type technique struct {
 	nodes         []*node
 	s             settings
-	acquireScript *engine.Script // acquire.lua: SET NX PX and INCR of the fencing counter
-	raise         *engine.Script // raise.lua: the fencing write-back
-	release       *engine.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
-	abandon       *engine.Script // protocol's abandon.lua: a waiter leaves the line
-	e             *engine.Locker // the engine, which grants hands locks to (set once by New)
-	grants        grants         // hand-offs by the nodes' releases to waiting Lock calls
-	extend        *engine.Script
+	acquireScript *redisconn.Script // acquire.lua: SET NX PX and INCR of the fencing counter
+	raise         *redisconn.Script // raise.lua: the fencing write-back
+	release       *redisconn.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
+	abandon       *redisconn.Script // protocol's abandon.lua: a waiter leaves the line
+	e             *engine.Locker    // the engine, which grants hands locks to (set once by New)
+	grants        grants            // hand-offs by the nodes' releases to waiting Lock calls
+	extend        *redisconn.Script
 	clock         clock
 	maxTTL        atomic.Int64      // the longest TTL asked for, in ns (restart guard)
 	bg            tracker           // background node goroutines (Locker.Wait)
 	late          lateRounds        // won acquire rounds still waiting for nodes
 	releasing     releasing         // successful releases still waiting for nodes
-	getname       engine.Command    // the restart guard's CLIENT GETNAME, built once; read-only
+	getname       redisconn.Command // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
 	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
 	left          leftWaiters       // Lock calls that gave up (Abandon): their undos requeue nothing
@@ -298,7 +299,7 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 }
 
 // evalScript runs script s with keys and args (EVALSHA, see evalArgs).
-func (t *technique) evalScript(ctx context.Context, l *link, s *engine.Script, keys []any, args ...any) (any, error) {
+func (t *technique) evalScript(ctx context.Context, l *link, s *redisconn.Script, keys []any, args ...any) (any, error) {
 	kv := append(append(s.Args(len(keys)+len(args)), keys...), args...)
 	return t.evalArgs(ctx, l, s, kv)
 }
@@ -309,7 +310,7 @@ func (t *technique) evalScript(ctx context.Context, l *link, s *engine.Script, k
 // round with s.Args (s's hash, the number of keys, the keys and the
 // arguments), that every node of the round sends: nothing may change it
 // afterwards.
-func (t *technique) evalArgs(ctx context.Context, l *link, s *engine.Script, kv []any) (any, error) {
+func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
 	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
 		// EVAL loads the script as it runs it.

@@ -10,6 +10,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -105,7 +106,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // (fault.SetNXExExtendAfterGet between them).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	return engine.Acquired{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
-		return redis.Int(engine.DoContext(ctx, c, "EXPIRE", h.Key, engine.CeilSeconds(ttl)))
+		return redis.Int(redisconn.DoContext(ctx, c, "EXPIRE", h.Key, engine.CeilSeconds(ttl)))
 	})
 }
 
@@ -114,8 +115,8 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 // (1 found, 0 gone). Nothing stops the key from changing hands between the
 // two.
 func (t *technique) checkThen(ctx context.Context, h engine.Held, point string, act func(redis.Conn) (int, error)) error {
-	return engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		v, err := redis.String(engine.DoContext(ctx, c, "GET", h.Key))
+	return redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		v, err := redis.String(redisconn.DoContext(ctx, c, "GET", h.Key))
 		switch {
 		case errors.Is(err, redis.ErrNil):
 			return fmt.Errorf("%w: the key is missing", strategy.ErrNotHeld)

@@ -9,6 +9,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -89,8 +90,8 @@ type technique struct {
 // repairs a key that has no expiry and reports ErrNotAcquired.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
 	secs := engine.CeilSeconds(a.TTL)
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
-		won, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", a.Key, a.Token))
+	err := redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
+		won, err := redis.Bool(redisconn.DoContext(ctx, c, "SETNX", a.Key, a.Token))
 		if err != nil {
 			return fmt.Errorf("SETNX %q: %w", a.Key, err)
 		}
@@ -101,7 +102,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		if err := fault.At(ctx, fault.SetNXExpireAcquireAfterSetNX); err != nil {
 			return err
 		}
-		set, err := redis.Bool(engine.DoContext(ctx, c, "EXPIRE", a.Key, secs))
+		set, err := redis.Bool(redisconn.DoContext(ctx, c, "EXPIRE", a.Key, secs))
 		if err != nil {
 			return fmt.Errorf("EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
 		}
@@ -118,14 +119,14 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // the repair itself is wrapped alongside ErrNotAcquired.
 func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
 	held := fmt.Errorf("%q: %w", key, strategy.ErrNotAcquired)
-	ttl, err := redis.Int64(engine.DoContext(ctx, c, "TTL", key))
+	ttl, err := redis.Int64(redisconn.DoContext(ctx, c, "TTL", key))
 	if err != nil {
 		return fmt.Errorf("%w (TTL check failed: %w)", held, err)
 	}
 	if ttl != -1 {
 		return held
 	}
-	if _, err := engine.DoContext(ctx, c, "EXPIRE", key, secs); err != nil {
+	if _, err := redisconn.DoContext(ctx, c, "EXPIRE", key, secs); err != nil {
 		return fmt.Errorf("%w (repairing its missing TTL failed: %w)", held, err)
 	}
 	return held

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -107,7 +108,7 @@ type technique struct {
 
 // Acquire is the article's `setnx(lock_key, 1)`: one SETNX, no expiry.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	won, err := redis.Bool(engine.Do(ctx, t.pool, "SETNX", a.Key, Value))
+	won, err := redis.Bool(redisconn.Do(ctx, t.pool, "SETNX", a.Key, Value))
 	switch {
 	case err != nil:
 		return engine.Acquired{}, fmt.Errorf("SETNX %q: %w", a.Key, err)

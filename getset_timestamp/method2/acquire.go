@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/stamp"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -21,7 +22,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 	now := t.clock()
 	exp, validity := stamp.ExpiryAt(now, a.TTL)
 	won := engine.Acquired{Value: exp.String(), Validity: validity}
-	err := engine.WithConn(ctx, t.pool, func(c redis.Conn) error {
+	err := redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		ok, err := setnx(ctx, c, a.Key, exp)
 		if err != nil || ok {
 			return err
@@ -29,7 +30,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		if err := fault.At(ctx, fault.GetSetTimestampMethod2AcquireBeforeGet); err != nil {
 			return err
 		}
-		cur, err := redis.String(engine.DoContext(ctx, c, "GET", a.Key))
+		cur, err := redis.String(redisconn.DoContext(ctx, c, "GET", a.Key))
 		gone := errors.Is(err, redis.ErrNil)
 		if err != nil && !gone {
 			return fmt.Errorf("GET %q: %w", a.Key, err)
@@ -53,7 +54,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		// int(None)) is free, not expired: there is nothing to DEL, and a
 		// DEL now could only delete a lock taken since.
 		if !gone {
-			if _, err := engine.DoContext(ctx, c, "DEL", a.Key); err != nil {
+			if _, err := redisconn.DoContext(ctx, c, "DEL", a.Key); err != nil {
 				return fmt.Errorf("DEL %q of an expired lock: %w", a.Key, err)
 			}
 		}
@@ -77,7 +78,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 
 // setnx sends SETNX key exp and reports whether it was set.
 func setnx(ctx context.Context, c redis.Conn, key string, exp stamp.Stamp) (bool, error) {
-	ok, err := redis.Bool(engine.DoContext(ctx, c, "SETNX", key, exp.String()))
+	ok, err := redis.Bool(redisconn.DoContext(ctx, c, "SETNX", key, exp.String()))
 	if err != nil {
 		return false, fmt.Errorf("SETNX %q: %w", key, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -64,14 +65,14 @@ func Raw(ctx context.Context, pool strategy.Pool, workers int, d time.Duration) 
 	ttl := rawTTL.Milliseconds()
 	return loop(ctx, workers, d, func(ctx context.Context, key string, i int) error {
 		token := strconv.Itoa(i)
-		reply, err := engine.Do(ctx, pool, "SET", key, token, "NX", "PX", ttl)
+		reply, err := redisconn.Do(ctx, pool, "SET", key, token, "NX", "PX", ttl)
 		if err != nil {
 			return fmt.Errorf("SET %q NX PX: %w", key, err)
 		}
 		if reply == nil {
 			return fmt.Errorf("SET %q NX PX: key is held", key)
 		}
-		n, err := engine.Eval(ctx, pool, release, key, token)
+		n, err := redisconn.Eval(ctx, pool, release, key, token)
 		if err != nil {
 			return fmt.Errorf("EVALSHA compare-delete %q: %w", key, err)
 		}

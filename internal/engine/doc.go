@@ -53,14 +53,12 @@
 // Locker.Close); a Locker never closed leaks nothing either, since those
 // connections end notify.Linger after the last waiter left.
 //
-// Shared Redis steps live here too, once: bounded calls (Do, Eval,
-// DoContext), the WATCH/MULTI/EXEC owner-checked transaction (Watched), the
-// SET NX EX acquire of the articles (SetNXEX) and the pipelined DEL and
-// PUBLISH (DeleteAndPublish, and DeleteHeld, the release without an
-// owner check). Pipeline sends the commands of concurrent callers over
-// one shared connection (lua_release's scripts go through it,
-// Script.Call, and redlock's node calls through one per node, DoTwo
-// carrying the restart guard's GETNAME with each); its reader, and a
-// writer that takes over from a caller that wrote for others long enough,
-// end when no command is left.
+// Shared Redis steps live here too, once: the WATCH/MULTI/EXEC
+// owner-checked transaction (Watched), the SET NX EX acquire of the
+// articles (SetNXEX) and the pipelined DEL and PUBLISH (DeleteAndPublish,
+// and DeleteHeld, the release without an owner check). The transport
+// they and the techniques send through (bounded calls, the shared
+// Pipeline, scripts) is package redisconn; a Lock attempt's bound is a
+// redisconn.Bounded, a context whose deadline the commands read as the
+// connections' read deadline.
 package engine

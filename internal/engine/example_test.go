@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // memory is a toy Technique over a Go map, to show the shape of one; real
-// techniques send Redis commands (engine.Do, engine.Eval, engine.Watched).
+// techniques send Redis commands (redisconn.Do, redisconn.Eval, engine.Watched).
 type memory struct{ held map[string]string }
 
 func (m *memory) Acquire(_ context.Context, a engine.Attempt) (engine.Acquired, error) {
@@ -53,42 +50,4 @@ func ExampleNew() {
 	// Output:
 	// k true 1 true
 	// <nil>
-}
-
-// ExamplePipeline sends the commands of many goroutines to one Redis
-// server over one shared connection. It needs a Redis server on
-// localhost:6379, so it is compiled but not run.
-func ExamplePipeline() {
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", "localhost:6379") }}
-	defer pool.Close()
-	p := engine.NewPipeline(pool)
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			// Each goroutine gets the reply to its own command.
-			n, err := redis.Int64(p.Do(context.Background(), "INCR", []any{fmt.Sprint("example:", i)}))
-			fmt.Println(n, err)
-		})
-	}
-	wg.Wait()
-}
-
-// ExamplePipeline_DoTwo checks the connection a command runs on, as
-// redlock's restart guard does: CLIENT GETNAME goes right before the
-// command on the same connection, and both replies come back in order.
-// (Compiled, not run: it needs a Redis at localhost:6379.)
-func ExamplePipeline_DoTwo() {
-	pool := &redis.Pool{Dial: func() (redis.Conn, error) { return redis.Dial("tcp", "localhost:6379") }}
-	defer pool.Close()
-	p := engine.NewDeadlinePipeline(pool)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	name, reply, err := p.DoTwo(ctx,
-		engine.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
-		engine.Command{Name: "INCR", Args: []any{"example:counter"}})
-	if err != nil {
-		fmt.Println("the connection failed:", err)
-		return
-	}
-	fmt.Println(name.Value == nil, reply.Value, reply.Err)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -157,7 +158,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		// that ctx ended, which the final error reports anyway.
 		s.lastFailure = err
 	}
-	mayHaveRun := !dead && outcomeUnknown(err) && !errors.Is(err, ErrNotSent)
+	mayHaveRun := !dead && outcomeUnknown(err) && !errors.Is(err, redisconn.ErrNotSent)
 	if (refused || mayHaveRun) && s.inLineSince.IsZero() {
 		s.inLineSince = sent
 	}

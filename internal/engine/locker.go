@@ -297,9 +297,9 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 		return nil, fmt.Errorf("acquire: %w", err)
 	}
 	if a.Waits && !l.noAttemptBound {
-		var cancel context.CancelFunc
-		ctx, cancel = boundAttempt(ctx, a.TTL)
-		defer cancel()
+		bounded := boundAttempt(ctx, a.TTL)
+		defer bounded.Cancel()
+		ctx = bounded
 	}
 	g, err := l.tech.Acquire(ctx, a)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -14,7 +15,7 @@ import (
 // strategy.ErrNotAcquired when the key is held, and the Redis failure
 // otherwise.
 func SetNXEX(ctx context.Context, pool strategy.Pool, a Attempt) (Acquired, error) {
-	reply, err := Do(ctx, pool, "SET", a.Key, a.Token, "NX", "EX", CeilSeconds(a.TTL))
+	reply, err := redisconn.Do(ctx, pool, "SET", a.Key, a.Token, "NX", "EX", CeilSeconds(a.TTL))
 	if err != nil {
 		return Acquired{}, fmt.Errorf("SET NX EX %q: %w", a.Key, err)
 	}

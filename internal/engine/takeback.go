@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -38,42 +39,13 @@ func AttemptTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
 }
 
-// boundAttempt returns ctx bounded by AttemptTimeout(ttl), and the
-// function that releases its resources. The bound is a deadline without a
-// timer (deadlineCtx), honoured through the connections' read deadlines
-// (DoContext, EvalOn), so that an attempt pays no timer for it: a Lock's
-// attempt costs no more allocations than a TryLock's.
-func boundAttempt(ctx context.Context, ttl time.Duration) (context.Context, context.CancelFunc) {
-	return deadlineCtx{ctx, time.Now().Add(AttemptTimeout(ttl))}, func() {}
-}
-
-// deadlineCtx is ctx with a deadline of its own, without a timer: Done is
-// ctx's (nil for a ctx that can never end), so it does not close at the
-// deadline; Deadline is the earlier of the two, and Err reports
-// context.DeadlineExceeded once it passed. Only the engine's own calls
-// (DoContext, EvalOn, Conn) and the technique's, which go through them,
-// see it, and they bound each command by the deadline: redigo's DoContext
-// and DoWithTimeout both read it as the connection's read deadline.
-type deadlineCtx struct {
-	context.Context
-	deadline time.Time
-}
-
-func (c deadlineCtx) Deadline() (time.Time, bool) {
-	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
-		return d, true
-	}
-	return c.deadline, true
-}
-
-func (c deadlineCtx) Err() error {
-	if err := c.Context.Err(); err != nil {
-		return err
-	}
-	if !time.Now().Before(c.deadline) {
-		return context.DeadlineExceeded
-	}
-	return nil
+// boundAttempt returns ctx bounded by AttemptTimeout(ttl); call its
+// Cancel when the attempt is done. The bound starts no timer unless a
+// Pool waits on its Done (redisconn.Bounded): the commands read it as the
+// connections' read deadline, so that a Lock's attempt costs no more
+// allocations than a TryLock's.
+func boundAttempt(ctx context.Context, ttl time.Duration) *redisconn.Bounded {
+	return redisconn.WithDeadline(ctx, time.Now().Add(AttemptTimeout(ttl)))
 }
 
 // outcomeUnknown reports whether an acquire attempt that failed with err

@@ -8,6 +8,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -25,7 +26,7 @@ import (
 // failures. Left early with an error (a fault hook, ctx), the connection
 // still watches the key; redigo's pool sends UNWATCH when it takes it back.
 func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publish bool, cmd string, args ...any) error {
-	return WithConn(ctx, pool, func(c redis.Conn) error {
+	return redisconn.WithConn(ctx, pool, func(c redis.Conn) error {
 		for {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("%s %q: %w", cmd, h.Key, err)
@@ -41,15 +42,15 @@ func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publ
 // watchedOnce makes one pass of Watched; done is false, with a nil error,
 // when EXEC aborted and the pass must be repeated.
 func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publish bool, cmd string, args ...any) (done bool, err error) {
-	if _, err := DoContext(ctx, c, "WATCH", h.Key); err != nil {
+	if _, err := redisconn.DoContext(ctx, c, "WATCH", h.Key); err != nil {
 		return false, fmt.Errorf("WATCH %q: %w", h.Key, err)
 	}
-	got, err := redis.String(DoContext(ctx, c, "GET", h.Key))
+	got, err := redis.String(redisconn.DoContext(ctx, c, "GET", h.Key))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
 		return false, fmt.Errorf("GET %q: %w", h.Key, err)
 	}
 	if err != nil || got != h.Value {
-		if _, err := DoContext(ctx, c, "UNWATCH"); err != nil {
+		if _, err := redisconn.DoContext(ctx, c, "UNWATCH"); err != nil {
 			return false, fmt.Errorf("UNWATCH %q: %w", h.Key, err)
 		}
 		return true, fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
@@ -70,7 +71,7 @@ func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publis
 			return false, fmt.Errorf("PUBLISH %q: %w", h.Channel(), err)
 		}
 	}
-	replies, err := redis.Values(DoContext(ctx, c, "EXEC"))
+	replies, err := redis.Values(redisconn.DoContext(ctx, c, "EXEC"))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		return false, nil // aborted: the key was written after WATCH
@@ -99,7 +100,7 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 	if err := c.Send("PUBLISH", channel, ""); err != nil {
 		return 0, fmt.Errorf("PUBLISH %q: %w", channel, err)
 	}
-	replies, err := redis.Values(DoContext(ctx, c, ""))
+	replies, err := redis.Values(redisconn.DoContext(ctx, c, ""))
 	if err != nil {
 		return 0, fmt.Errorf("DEL %q + PUBLISH: %w", key, err)
 	}
@@ -121,7 +122,7 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 // failure otherwise.
 func DeleteHeld(ctx context.Context, pool strategy.Pool, h Held) error {
 	var n int
-	err := WithConn(ctx, pool, func(c redis.Conn) error {
+	err := redisconn.WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
 		n, err = DeleteAndPublish(ctx, c, h.Key, h.Channel())
 		return err

@@ -31,5 +31,5 @@ func CompareDelete() *redis.Script { return redis.NewScript(1, compareDelete) }
 func ComparePExpire() *redis.Script { return redis.NewScript(1, comparePExpire) }
 
 // ComparePExpireSource returns ComparePExpire's source, for a runner that
-// keeps its own (engine.NewScript).
+// keeps its own (redisconn.NewScript).
 func ComparePExpireSource() string { return comparePExpire }

@@ -1,4 +1,4 @@
-package engine
+package redisconn
 
 import (
 	"bytes"
@@ -113,8 +113,8 @@ const spoilReads = 4*MaxInFlight + 4
 // reads on until the reply of the last mark written comes, by the latest
 // deadline of s's commands and within maxDrain, since Redis runs a
 // connection's commands in order: every command written has then run, so
-// that a take-back of one that failed here comes after it, not before.
-// Then it spoils the connection so that closing it drops it.
+// that a caller that undoes a command failed here acts after it ran, not
+// before. Then it spoils the connection so that closing it drops it.
 func (p *Pipeline) unmatched(s *stream, err error) {
 	p.mu.Lock()
 	p.retire(s)

@@ -1,4 +1,4 @@
-package engine
+package redisconn
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // MaxInFlight is how many commands a Pipeline's connection carries
@@ -24,17 +23,14 @@ const MaxInFlight = 64
 // queued meanwhile, and then with those queued while its write went out
 // (one write at a time); one reader, a goroutine that lives while
 // commands await their replies, reads the replies in order and hands each
-// to its caller. (A NewDeadlinePipeline's writer first yields the
-// processor once, so that callers ready to run queue theirs too, and its
-// reader yields once more when none is left, for callers about to send.) Redis then reads and answers many
-// commands per system call instead of one, and so do the writer and the
-// reader: under load those system calls are most of what a lock costs
-// both of them (the README's compare-peers report has the figures). A
-// caller that finds no other command of the pipeline under way, or
-// MaxInFlight commands awaiting their replies, sends its own on a
-// connection of its own (Do), as if there were no pipeline: a lone caller
-// pays nothing for it. Use it for commands that do not block the
-// connection (not BLPOP): the commands behind one wait for it.
+// to its caller. Redis then reads and answers many commands per system
+// call instead of one, and so do the writer and the reader: under load
+// those system calls are most of what a command costs. A caller that
+// finds no other command of the pipeline under way, or MaxInFlight
+// commands awaiting their replies, sends its own on a connection of its
+// own (Do), as if there were no pipeline: a lone caller pays nothing for
+// it. Use it for commands that do not block the connection (not BLPOP):
+// the commands behind one wait for it.
 //
 // Each reply goes to the caller whose command it answers, an error reply
 // as that caller's error (a redis.Error); DoTwo sends two commands one
@@ -73,7 +69,7 @@ const MaxInFlight = 64
 // The zero value is not usable; create one with NewPipeline or
 // NewDeadlinePipeline. It is safe for concurrent use.
 type Pipeline struct {
-	pool       strategy.Pool
+	pool       Pool
 	byDeadline bool // callers' contexts end only by their deadlines (NewDeadlinePipeline)
 	// yields: the writer yields the processor once before its first
 	// write, and the reader once before it stops (NewDeadlinePipeline).
@@ -92,31 +88,26 @@ type Pipeline struct {
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
-func NewPipeline(pool strategy.Pool) *Pipeline {
+func NewPipeline(pool Pool) *Pipeline {
 	return &Pipeline{pool: pool, markPrefix: newMarkPrefix()}
 }
 
 // NewDeadlinePipeline returns a Pipeline over the connections of pool for
 // callers whose contexts end only by their deadlines, never by a
-// cancellation (redlock's node calls): a caller that sends alone reads
-// its reply by the connection's read deadline (DoDeadline), which costs
-// no goroutine, where DoContext starts one per call to watch the context.
+// cancellation: a caller that sends alone reads its reply by the
+// connection's read deadline (DoDeadline), which costs no goroutine,
+// where DoContext starts one per call to watch the context.
 //
 // Its writer also yields the processor once before its first write, so
 // that the callers ready to run queue their commands for the same write,
 // and its reader once before it stops, so that a caller about to send
-// still finds the shared connection. In an idle process that means fewer,
-// larger writes: BenchmarkPipeline measured 1.7x the calls of NewPipeline
-// at a third of the Redis CPU per call, and redlock's BenchmarkLockUnlock
-// 1.6x its pairs (3458-3466 against 2121-2143 pairs/s without the yields,
-// in alternating runs on a 2-core machine). But a yielding writer waits behind every goroutine
-// ready to run, and one that never blocks gives its processor up only
-// when the runtime preempts it: beside CPU-bound goroutines a call's p50
-// rose from 54 µs to 40 ms in the same benchmark. redlock's rounds, which
-// pass through several goroutines anyway, keep the yields; lua_release,
-// whose calls are the user's goroutines' own, uses NewPipeline, which
-// yields neither.
-func NewDeadlinePipeline(pool strategy.Pool) *Pipeline {
+// still finds the shared connection: in an idle process, fewer and larger
+// writes. But a yielding writer waits behind every goroutine ready to
+// run, so beside CPU-bound goroutines a call can wait far longer
+// (BenchmarkPipeline's busy-cpu runs show both). Use it for calls that
+// pass through several goroutines anyway, and NewPipeline for calls made
+// on the caller's own goroutine.
+func NewDeadlinePipeline(pool Pool) *Pipeline {
 	return &Pipeline{pool: pool, byDeadline: true, yields: true, markPrefix: newMarkPrefix()}
 }
 
@@ -221,7 +212,7 @@ func (p *Pipeline) do(ctx context.Context, first, second Command) (Reply, Reply,
 	}
 	select {
 	case <-c.done:
-	case <-ctx.Done():
+	case <-cancelDone(ctx): // the deadline is expired's
 		return Reply{}, Reply{}, fmt.Errorf("%w: the command was sent, its reply is dropped", ctx.Err())
 	case <-expired:
 		return Reply{}, Reply{}, fmt.Errorf("%w: the command was sent, its reply is dropped", context.DeadlineExceeded)

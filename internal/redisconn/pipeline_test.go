@@ -1,4 +1,4 @@
-package engine_test
+package redisconn_test
 
 import (
 	"context"
@@ -14,10 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
-	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // TestPipelineRepliesToEachCaller: under load the pipeline's commands
@@ -27,7 +26,7 @@ func TestPipelineRepliesToEachCaller(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	pool := locktest.NewFaultyPool(node.Pool())
-	p := engine.NewPipeline(pool)
+	p := redisconn.NewPipeline(pool)
 	const callers, each = 16, 200
 	var wg sync.WaitGroup
 	errs := make(chan error, callers)
@@ -60,7 +59,7 @@ func TestPipelineRepliesToEachCaller(t *testing.T) {
 // connection, behind the BLPOPs there. Each starts once node has the one
 // before (waitReached). It returns a channel that yields each one's error
 // once it returned.
-func occupy(t *testing.T, node *redistest.Node, p *engine.Pipeline, n int, block time.Duration) <-chan error {
+func occupy(t *testing.T, node *redistest.Node, p *redisconn.Pipeline, n int, block time.Duration) <-chan error {
 	t.Helper()
 	require.LessOrEqual(t, n, 3, "occupy's BLPOPs: waitReached tells apart at most 3")
 	done := make(chan error, n)
@@ -130,7 +129,7 @@ func TestPipelineCallerLeaves(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := engine.NewPipeline(node.Pool())
+			p := redisconn.NewPipeline(node.Pool())
 			blocked := occupy(t, node, p, 1, time.Second)
 			leaveCtx, cancel := tt.leave()
 			defer cancel()
@@ -156,7 +155,7 @@ func TestPipelineCallerLeaves(t *testing.T) {
 		})
 	}
 	t.Run("ended before", func(t *testing.T) {
-		p := engine.NewPipeline(node.Pool())
+		p := redisconn.NewPipeline(node.Pool())
 		ended, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := p.Do(ended, "SET", []any{"ended:marker", "sent"}); !errors.Is(err, context.Canceled) {
@@ -174,7 +173,7 @@ func TestPipelineCallerLeaves(t *testing.T) {
 func TestPipelineConnectionFails(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
-	p := engine.NewPipeline(node.Pool())
+	p := redisconn.NewPipeline(node.Pool())
 	blocked := occupy(t, node, p, 3, 5*time.Second)
 	if _, err := node.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
 		t.Fatalf("CLIENT KILL = %v, want nil", err)
@@ -197,18 +196,18 @@ func TestPipelineConnectionFails(t *testing.T) {
 }
 
 // TestPipelinePanickingPool: a connection that panics fails the commands
-// of its batch with an error wrapping engine.ErrPanicked; it does not
+// of its batch with an error wrapping redisconn.ErrPanicked; it does not
 // crash the process from the flight's goroutine.
 func TestPipelinePanickingPool(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	pool := locktest.NewFaultyPool(node.Pool())
-	p := engine.NewPipeline(pool)
+	p := redisconn.NewPipeline(pool)
 	blocked := occupy(t, node, p, 1, 300*time.Millisecond) // took a healthy connection
 	pool.Set(locktest.PoolPanics)
 	_, err := p.Do(context.Background(), "ECHO", []any{"x"})
-	if !errors.Is(err, engine.ErrPanicked) {
-		t.Errorf("Do(ECHO) over a panicking connection = %v, want engine.ErrPanicked", err)
+	if !errors.Is(err, redisconn.ErrPanicked) {
+		t.Errorf("Do(ECHO) over a panicking connection = %v, want redisconn.ErrPanicked", err)
 	}
 	if err := <-blocked; err != nil {
 		t.Errorf("Do(BLPOP) = %v, want nil", err)
@@ -224,16 +223,16 @@ func TestPipelineDoTwo(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
 	tests := []struct {
 		name   string
-		pipe   func(strategy.Pool) *engine.Pipeline
+		pipe   func(redisconn.Pool) *redisconn.Pipeline
 		shared bool
 	}{
-		{"alone", engine.NewPipeline, false},
-		{"alone, by deadline", engine.NewDeadlinePipeline, false},
-		{"shared", engine.NewPipeline, true},
-		{"shared, by deadline", engine.NewDeadlinePipeline, true},
+		{"alone", redisconn.NewPipeline, false},
+		{"alone, by deadline", redisconn.NewDeadlinePipeline, false},
+		{"shared", redisconn.NewPipeline, true},
+		{"shared, by deadline", redisconn.NewDeadlinePipeline, true},
 	}
-	echo := func(s string) engine.Command { return engine.Command{Name: "ECHO", Args: []any{s}} }
-	refused := engine.Command{Name: "NOSUCHCOMMAND"}
+	echo := func(s string) redisconn.Command { return redisconn.Command{Name: "ECHO", Args: []any{s}} }
+	refused := redisconn.Command{Name: "NOSUCHCOMMAND"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.pipe(node.Pool())
@@ -262,7 +261,7 @@ func isErrorReply(err error) bool {
 }
 
 // TestPipelineNotSent: a command for which the pool gives no connection
-// fails with an error wrapping engine.ErrNotSent (and the pool's), alone
+// fails with an error wrapping redisconn.ErrNotSent (and the pool's), alone
 // or as the first command of a shared connection, and the server never
 // sees it.
 func TestPipelineNotSent(t *testing.T) {
@@ -271,7 +270,7 @@ func TestPipelineNotSent(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
 			pool := locktest.NewFaultyPool(node.Pool())
-			p := engine.NewPipeline(pool)
+			p := redisconn.NewPipeline(pool)
 			if shared {
 				// Alone on a connection of its own: the next caller finds
 				// a command under way and no shared connection yet.
@@ -280,8 +279,8 @@ func TestPipelineNotSent(t *testing.T) {
 			}
 			pool.Set(locktest.PoolFails)
 			_, err := p.Do(context.Background(), "SET", []any{"notsent:marker", "sent"})
-			if !errors.Is(err, engine.ErrNotSent) || !errors.Is(err, locktest.ErrInjected) {
-				t.Errorf("Do(SET) with a failing pool = %v, want %v and %v", err, engine.ErrNotSent, locktest.ErrInjected)
+			if !errors.Is(err, redisconn.ErrNotSent) || !errors.Is(err, locktest.ErrInjected) {
+				t.Errorf("Do(SET) with a failing pool = %v, want %v and %v", err, redisconn.ErrNotSent, locktest.ErrInjected)
 			}
 			if n, err := redis.Int(node.Do("EXISTS", "notsent:marker")); err != nil || n != 0 {
 				t.Errorf("EXISTS of the key the SET names = %d, %v, want 0 (never sent)", n, err)
@@ -304,7 +303,7 @@ func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
 	release := make(chan struct{})
 	stalled := make(chan struct{}, 1)
 	pool := &stallingPool{pool: node.Pool(), stallGet: 2, release: release, stalled: stalled}
-	p := engine.NewPipeline(pool)
+	p := redisconn.NewPipeline(pool)
 	blocked := occupy(t, node, p, 1, 500*time.Millisecond) // alone on the pool's first connection
 	failed := make(chan error, 1)
 	go func() { // the shared connection's writer: its write stalls, then fails
@@ -340,7 +339,7 @@ func TestPipelineRetriesWhatWasNotSent(t *testing.T) {
 // whose write and read wait for release and then fail. A write that
 // begins to wait sends on stalled, when it is not nil and has room.
 type stallingPool struct {
-	pool     strategy.Pool
+	pool     redisconn.Pool
 	stallGet int32
 	gets     atomic.Int32
 	release  <-chan struct{}

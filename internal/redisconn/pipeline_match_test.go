@@ -1,4 +1,4 @@
-package engine_test
+package redisconn_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -28,10 +28,10 @@ import (
 func TestPipelineSwallowedReplyReachesNoOtherCaller(t *testing.T) {
 	for _, kind := range []struct {
 		name string
-		new  func(*redistest.Proxy) *engine.Pipeline
+		new  func(*redistest.Proxy) *redisconn.Pipeline
 	}{
-		{"NewPipeline", func(p *redistest.Proxy) *engine.Pipeline { return engine.NewPipeline(p.Pool()) }},
-		{"NewDeadlinePipeline", func(p *redistest.Proxy) *engine.Pipeline { return engine.NewDeadlinePipeline(p.Pool()) }},
+		{"NewPipeline", func(p *redistest.Proxy) *redisconn.Pipeline { return redisconn.NewPipeline(p.Pool()) }},
+		{"NewDeadlinePipeline", func(p *redistest.Proxy) *redisconn.Pipeline { return redisconn.NewDeadlinePipeline(p.Pool()) }},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
 			locktest.NoLeaks(t)
@@ -87,14 +87,14 @@ func TestPipelineSwallowedReplyReachesNoOtherCaller(t *testing.T) {
 			assert.NotEmpty(t, failed, "callers' errors after %d swallowed replies, want at least one", drops)
 			unmatched := 0
 			for _, err := range failed {
-				assert.False(t, errors.Is(err, engine.ErrNotSent), "a caller's error = %v, want one that may have run (not ErrNotSent)", err)
-				if errors.Is(err, engine.ErrUnmatchedReply) {
+				assert.False(t, errors.Is(err, redisconn.ErrNotSent), "a caller's error = %v, want one that may have run (not ErrNotSent)", err)
+				if errors.Is(err, redisconn.ErrUnmatchedReply) {
 					unmatched++
 				} else {
 					t.Logf("a caller's error: %v", err)
 				}
 			}
-			t.Logf("%d right replies, %d errors, %d of them %v", replies.Load(), len(failed), unmatched, engine.ErrUnmatchedReply)
+			t.Logf("%d right replies, %d errors, %d of them %v", replies.Load(), len(failed), unmatched, redisconn.ErrUnmatchedReply)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			got, err := redis.String(p.Do(ctx, "ECHO", []any{"healed"}))

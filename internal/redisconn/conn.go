@@ -1,4 +1,4 @@
-package engine
+package redisconn
 
 import (
 	"context"
@@ -10,35 +10,33 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// CheckPool returns an error wrapping strategy.ErrInvalidConfig when pool is
-// nil. name is the field or argument to name in the message.
-func CheckPool(pool strategy.Pool, name string) error {
-	if pool == nil || isNilPointer(pool) {
-		return fmt.Errorf("%w: %s is nil", strategy.ErrInvalidConfig, name)
-	}
-	return nil
+// Pool is where connections come from: a *redis.Pool, or any pool of the
+// user's with the same GetContext.
+type Pool interface {
+	GetContext(ctx context.Context) (redis.Conn, error)
 }
 
-// isNilPointer reports a typed nil, such as a nil *redis.Pool stored in the
-// interface.
-func isNilPointer(v any) bool {
+// IsNil reports whether v is nil or a nil pointer in an interface (a nil
+// *redis.Pool passed as a Pool), which a nil check alone misses.
+func IsNil(v any) bool {
+	if v == nil {
+		return true
+	}
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // ErrNilConn is what a call returns when the Pool's GetContext returned
-// neither a connection nor an error. It is a Redis failure like any other:
-// it matches neither strategy.ErrNotAcquired nor strategy.ErrNotHeld.
+// neither a connection nor an error: a connection failure like any other.
 var ErrNilConn = errors.New("lockzoo: the pool returned a nil connection and no error")
 
 // Conn gets a connection from pool, bounded by ctx. It returns ctx's error
 // without asking the pool when ctx has already ended, so a dead context
 // never takes (and then spoils) a pooled connection, and an error wrapping
 // ErrNilConn when the pool returns (nil, nil).
-func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
+func Conn(ctx context.Context, pool Pool) (redis.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("get connection: %w", err)
 	}
@@ -49,7 +47,7 @@ func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
 			conn.Close() // redigo hands back an error connection; others may not
 		}
 		return nil, withCtxErr(ctx, fmt.Errorf("get connection: %w", err))
-	case conn == nil || isNilPointer(conn):
+	case IsNil(conn):
 		return nil, fmt.Errorf("get connection: %w", ErrNilConn)
 	}
 	return conn, nil
@@ -66,7 +64,7 @@ func Conn(ctx context.Context, pool strategy.Pool) (redis.Conn, error) {
 //
 // A panic in the pool or the connection (a Pool of the user's) is
 // returned as an error wrapping ErrPanicked.
-func WithConn(ctx context.Context, pool strategy.Pool, fn func(redis.Conn) error) (err error) {
+func WithConn(ctx context.Context, pool Pool, fn func(redis.Conn) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", ErrPanicked, v)
@@ -99,7 +97,7 @@ func withCtxErr(ctx context.Context, err error) error {
 
 // Do runs one command on a connection from pool, bounded by ctx (see
 // DoContext).
-func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, error) {
+func Do(ctx context.Context, pool Pool, cmd string, args ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
@@ -114,7 +112,7 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 //
 //   - a ctx that can never end (context.Background, WithoutCancel): c.Do,
 //     without the goroutine redigo starts per call to watch a context; one
-//     that can only reach a deadline (boundAttempt): as with
+//     that can only reach a deadline (a Bounded over such a ctx): as with
 //     redis.ConnWithTimeout below, also without a goroutine;
 //   - a ctx that has ended: its error, and nothing is sent;
 //   - c implements redis.ConnWithContext (redigo's own connections):
@@ -126,8 +124,8 @@ func Do(ctx context.Context, pool strategy.Pool, cmd string, args ...any) (any, 
 //     c's own timeouts (redis.DialReadTimeout); ctx is checked before the
 //     command but cannot interrupt it.
 func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
-	if ctx.Done() == nil {
-		if _, bounded := ctx.Deadline(); bounded { // an attempt's bound (boundAttempt)
+	if cancelDone(ctx) == nil {
+		if _, bounded := ctx.Deadline(); bounded { // a Bounded over a ctx that can never end
 			return doDeadline(ctx, c, cmd, args...)
 		}
 		return c.Do(cmd, args...)
@@ -142,7 +140,7 @@ func DoContext(ctx context.Context, c redis.Conn, cmd string, args ...any) (any,
 }
 
 // DoDeadline is DoContext for a call that only ever ends by ctx's
-// deadline, never by a cancellation (redlock's node calls): it prefers the
+// deadline, never by a cancellation: it prefers the
 // connection's read deadline (redis.ConnWithTimeout), which costs no
 // goroutine, and falls back to DoContext.
 func DoDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
@@ -205,7 +203,7 @@ func CloseQuietly(conn redis.Conn) {
 // Eval runs script on a connection from pool with EVALSHA, falling back to
 // EVAL when the server does not have it cached (NOSCRIPT), bounded by ctx
 // as DoContext bounds a command.
-func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAndArgs ...any) (any, error) {
+func Eval(ctx context.Context, pool Pool, script *redis.Script, keysAndArgs ...any) (any, error) {
 	var reply any
 	err := WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error
@@ -219,9 +217,9 @@ func Eval(ctx context.Context, pool strategy.Pool, script *redis.Script, keysAnd
 func EvalOn(ctx context.Context, c redis.Conn, script *redis.Script, keysAndArgs ...any) (any, error) {
 	_, bounded := ctx.Deadline()
 	switch {
-	case ctx.Done() == nil && !bounded: // as in DoContext
+	case cancelDone(ctx) == nil && !bounded: // as in DoContext
 		return script.Do(c, keysAndArgs...)
-	case ctx.Done() != nil:
+	case cancelDone(ctx) != nil:
 		if _, ok := c.(redis.ConnWithContext); ok {
 			return script.DoContext(ctx, c, keysAndArgs...)
 		}

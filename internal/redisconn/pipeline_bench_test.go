@@ -1,4 +1,4 @@
-package engine_test
+package redisconn_test
 
 import (
 	"context"
@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/locktest"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
-	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // BenchmarkPipeline sends GET through each kind of Pipeline from
@@ -31,10 +30,10 @@ import (
 func BenchmarkPipeline(b *testing.B) {
 	kinds := []struct {
 		name string
-		new  func(strategy.Pool) *engine.Pipeline
+		new  func(redisconn.Pool) *redisconn.Pipeline
 	}{
-		{"NewPipeline", engine.NewPipeline},
-		{"NewDeadlinePipeline", engine.NewDeadlinePipeline},
+		{"NewPipeline", redisconn.NewPipeline},
+		{"NewDeadlinePipeline", redisconn.NewDeadlinePipeline},
 	}
 	for _, load := range []string{"idle", "busy-cpu"} {
 		for _, kind := range kinds {
