@@ -198,6 +198,12 @@ func mustConn(t testing.TB, pool *redis.Pool) redis.Conn {
 	return c
 }
 
+// BusyBound is the context bound of a test that runs many Lock and
+// Unlock calls at once (EachWorker, KillWhileBusy): it only ends a test
+// that hangs, and is no speed target, since such a test takes seconds on
+// a loaded machine 3x slower than a quiet one, not minutes.
+const BusyBound = 2 * time.Minute
+
 // EachWorker runs work in workers goroutines, each on its own key (prefix
 // and the worker's number), waits for them all and reports every error
 // they return as t's error.
