@@ -23,7 +23,7 @@ import (
 // pool than it runs scripts, and every call still gets its own reply:
 // every Lock holds its own key with a fencing token above the last one
 // its goroutine saw, and every Unlock releases it. locktest.BusyBound
-// only ends a test that hangs.
+// ends a test that hangs.
 func TestConcurrentCallsShareAConnection(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
@@ -48,12 +48,13 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 // until its TTL: a Lock attempt whose reply was lost is taken back, and a
 // take-back that meets a dead connection (the pool lends the ones the
 // kill closed) tries again, so no Lock waits for its own lost attempt's
-// lock (30 s TTL; locktest.BusyBound, which only ends a test that hangs,
-// for the whole test). Once the Locker is closed no lock is left.
+// lock (its TTL is locktest.BusyTTL, twice the test's bound
+// locktest.BusyBound, which is many times what the test takes on a
+// loaded machine). Once the Locker is closed no lock is left.
 func TestSharedConnectionKilled(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
-	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 30 * time.Second})
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: locktest.BusyTTL})
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
@@ -63,7 +64,7 @@ func TestSharedConnectionKilled(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Errorf("Close() = %v, want nil", err)
 	}
-	locktest.AssertReleased(t, node, "*killed:*", 30*time.Second)
+	locktest.AssertReleased(t, node, "*killed:*", locktest.BusyTTL)
 }
 
 // TestSwallowedReplyMakesNoWrongLease: goroutines of one Locker TryLock

@@ -20,7 +20,7 @@ import (
 // its background calls ended. The Locker's NodeTimeout is patient, not
 // the TTL's tenth: on a loaded machine a healthy node's reply can take
 // longer than 250 ms, which is a node failure, not a shared reply lost.
-// locktest.BusyBound only ends a test that hangs.
+// locktest.BusyBound ends a test that hangs.
 func TestNodeCallsShareAConnection(t *testing.T) {
 	locktest.NoLeaks(t)
 	nodes := startNodes(t, 3)
@@ -56,8 +56,10 @@ func TestNodeCallsShareAConnection(t *testing.T) {
 // concurrent Lock and Unlock calls await their replies on them, so some
 // rounds lose their quorum. Every goroutine goes on: a Lock retries, an
 // Unlock that failed is retried until it releases or finds the lock no
-// longer its own, and no lock is left held by nobody until its TTL (30 s,
-// 10 s for the whole test): a round that failed releases every node that
+// longer its own, and no lock is left held by nobody until its TTL
+// (locktest.BusyTTL, twice the test's bound locktest.BusyBound, which is
+// many times what the test takes on a loaded machine): a round that
+// failed releases every node that
 // may hold its lock, and a release that could not reach a node (its
 // breaker skipped it, or the connection failed) is owed to it and sent
 // once the node answers again. Once the Locker is closed no lock is left
@@ -65,12 +67,11 @@ func TestNodeCallsShareAConnection(t *testing.T) {
 // Close pays what is still owed to a node whose breaker is not suspect
 // (one still failing is owed nothing after Close, and its locks expire at
 // their TTL). The NodeTimeout is patient, so that on a loaded machine
-// only the kills fail calls, not a healthy node's slow reply;
-// locktest.BusyBound only ends a test that hangs.
+// only the kills fail calls, not a healthy node's slow reply.
 func TestSharedNodeConnectionKilled(t *testing.T) {
 	locktest.NoLeaks(t)
 	nodes := startNodes(t, 3)
-	l, err := redlock.New(poolsOf(nodes), redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: 30 * time.Second}})
+	l, err := redlock.New(poolsOf(nodes), redlock.Config{NodeTimeout: patient, Config: strategy.Config{TTL: locktest.BusyTTL}})
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
@@ -81,6 +82,6 @@ func TestSharedNodeConnectionKilled(t *testing.T) {
 		t.Errorf("Close() = %v, want nil", err)
 	}
 	for _, n := range nodes {
-		locktest.AssertUnlocked(t, n, "*killed:*", 30*time.Second)
+		locktest.AssertUnlocked(t, n, "*killed:*", locktest.BusyTTL)
 	}
 }

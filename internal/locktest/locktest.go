@@ -199,10 +199,15 @@ func mustConn(t testing.TB, pool *redis.Pool) redis.Conn {
 }
 
 // BusyBound is the context bound of a test that runs many Lock and
-// Unlock calls at once (EachWorker, KillWhileBusy): it only ends a test
-// that hangs, and is no speed target, since such a test takes seconds on
-// a loaded machine 3x slower than a quiet one, not minutes.
-const BusyBound = 2 * time.Minute
+// Unlock calls at once (EachWorker, KillWhileBusy): it ends a test that
+// hangs, and is no speed target, since such a test takes seconds on a
+// loaded machine 3x slower than a quiet one, not a minute.
+const BusyBound = time.Minute
+
+// BusyTTL is the lock TTL of such a test that asserts no lock is left
+// held by nobody until its TTL: twice BusyBound, so that a Lock that
+// waits for a stranded lock to expire fails the test at BusyBound.
+const BusyTTL = 2 * BusyBound
 
 // EachWorker runs work in workers goroutines, each on its own key (prefix
 // and the worker's number), waits for them all and reports every error
