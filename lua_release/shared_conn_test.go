@@ -22,13 +22,14 @@ import (
 // (redisconn.Pipeline), so the Locker takes far fewer connections from its
 // pool than it runs scripts, and every call still gets its own reply:
 // every Lock holds its own key with a fencing token above the last one
-// its goroutine saw, and every Unlock releases it.
+// its goroutine saw, and every Unlock releases it. locktest.BusyBound
+// ends a test that hangs.
 func TestConcurrentCallsShareAConnection(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
 	pool := locktest.NewFaultyPool(node.Pool())
 	l := newLocker(t, pool, strategy.Config{TTL: 10 * time.Second})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), locktest.BusyBound)
 	defer cancel()
 	const workers, pairs = 16, 100
 	locktest.EachWorker(t, workers, "shared:", locktest.RisingPairs(ctx, l, pairs))
@@ -47,22 +48,23 @@ func TestConcurrentCallsShareAConnection(t *testing.T) {
 // until its TTL: a Lock attempt whose reply was lost is taken back, and a
 // take-back that meets a dead connection (the pool lends the ones the
 // kill closed) tries again, so no Lock waits for its own lost attempt's
-// lock (30 s TTL, 10 s for the whole test). Once the Locker is closed no
-// lock is left.
+// lock (its TTL is locktest.BusyTTL, twice the test's bound
+// locktest.BusyBound, which is many times what the test takes on a
+// loaded machine). Once the Locker is closed no lock is left.
 func TestSharedConnectionKilled(t *testing.T) {
 	locktest.NoLeaks(t)
 	node := redistest.Start(t, 1)[0]
-	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: 30 * time.Second})
+	l, err := luarelease.New(node.Pool(), strategy.Config{TTL: locktest.BusyTTL})
 	if err != nil {
 		t.Fatalf("New() = %v, want nil", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), locktest.BusyBound)
 	defer cancel()
 	locktest.KillWhileBusy(ctx, t, l, []*redistest.Node{node}, 16, 150, "killed:")
 	if err := l.Close(); err != nil {
 		t.Errorf("Close() = %v, want nil", err)
 	}
-	locktest.AssertReleased(t, node, "*killed:*", 30*time.Second)
+	locktest.AssertReleased(t, node, "*killed:*", locktest.BusyTTL)
 }
 
 // TestSwallowedReplyMakesNoWrongLease: goroutines of one Locker TryLock

@@ -49,10 +49,12 @@ func newLocker(t *testing.T, nodes []*redistest.Node, cfg redlock.Config) *redlo
 	return l
 }
 
-// waitIdle waits for l's background calls, for at most 10 s.
+// waitIdle waits for l's background calls, for at most 10 s and four
+// NodeTimeouts (each background call ends within about two, and a node's
+// owed releases within two after the last one paid).
 func waitIdle(t *testing.T, l *redlock.Locker) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+4*l.Config().NodeTimeout)
 	defer cancel()
 	if err := l.Wait(ctx); err != nil {
 		t.Errorf("Wait() = %v, want nil", err)

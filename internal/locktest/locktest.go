@@ -198,6 +198,17 @@ func mustConn(t testing.TB, pool *redis.Pool) redis.Conn {
 	return c
 }
 
+// BusyBound is the context bound of a test that runs many Lock and
+// Unlock calls at once (EachWorker, KillWhileBusy): it ends a test that
+// hangs, and is no speed target, since such a test takes seconds on a
+// loaded machine 3x slower than a quiet one, not a minute.
+const BusyBound = time.Minute
+
+// BusyTTL is the lock TTL of such a test that asserts no lock is left
+// held by nobody until its TTL: twice BusyBound, so that a Lock that
+// waits for a stranded lock to expire fails the test at BusyBound.
+const BusyTTL = 2 * BusyBound
+
 // EachWorker runs work in workers goroutines, each on its own key (prefix
 // and the worker's number), waits for them all and reports every error
 // they return as t's error.
