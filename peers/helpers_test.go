@@ -18,8 +18,8 @@ import (
 // rueidislockMonitor is rueidislock's goroutine that watches a held lock
 // (rueidislock/lock.go, try's monitoring). It ends when the lock's context
 // is cancelled, when the key's invalidation notice reaches it, or when
-// Close closes its channel; when the notice is missed (see findings in
-// suite_test.go) and the lock's gate has already left the Locker, Close
+// Close closes its channel; when the notice is missed (see peers.Findings in
+// findings.go) and the lock's gate has already left the Locker, Close
 // does not reach it, and it outlives the Locker: seen once in CI, still
 // waiting 2 s after a test closed its Lockers, and then in every later
 // test's check. It is rueidislock's own, not a leak of the adapter's.
@@ -45,7 +45,7 @@ type peerCase struct {
 	unlockFailsOnDeadNode bool
 	// missesWakeups: a waiting Lock can miss the release it waits for and
 	// wait on until its context ends (rueidislock, seen under -race; see
-	// findings in suite_test.go). A test logs that as a finding.
+	// peers.Findings). A test logs that as a finding.
 	missesWakeups bool
 }
 

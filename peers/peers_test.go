@@ -135,8 +135,20 @@ func TestStaleRelease(t *testing.T) {
 			t.Fatalf("%s does not claim OwnerSafeRelease; this test assumes it", c.target.Name)
 		}
 		a := lockWithin(t, l, "k")
-		b := lockWithin(t, l, "k") // comes once A's lock expired
-		err := a.Unlock(ctx)
+		// B comes once A's lock expired; a peer whose waiting Lock can
+		// miss the wake-up (missesWakeups) may wait out its context
+		// instead, a finding, and then B takes the free key with TryLock.
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		b, err := l.Lock(wctx, "k")
+		if err != nil && c.missesWakeups && errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded) {
+			t.Logf("finding, not a failure: the waiting Lock missed the expiry and waited out its context: %v", err)
+			b, err = l.TryLock(ctx, "k")
+		}
+		if err != nil {
+			t.Fatalf("B's Lock(\"k\") after A's TTL = %v, want nil", err)
+		}
+		err = a.Unlock(ctx)
 		if c.seesLossAtOnce && !errors.Is(err, strategy.ErrNotHeld) {
 			t.Errorf("stale Unlock() = %v, want %v", err, strategy.ErrNotHeld)
 		}

@@ -79,7 +79,7 @@ func NewRueidislock(addr string, cfg strategy.Config) (*Rueidislock, error) {
 		// NoLoopTracking stays at its default (false); the README's
 		// example turns it on for Redis >= 7.0.5 "to have better
 		// performance". Either way a shared Locker can miss a wake-up (see
-		// findings in the peers tests' suite_test.go).
+		// Findings).
 	})
 	if err != nil {
 		return nil, lockerr.New(RueidislockName, fmt.Errorf("connect %s: %w", addr, err))

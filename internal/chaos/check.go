@@ -15,7 +15,8 @@ const maxExamples = 5
 // section, and the last fence seen per key, under one mutex, so that the
 // order it judges fences by is the order the sections ran.
 type checker struct {
-	ttl time.Duration
+	ttl    time.Duration
+	fences bool // check fences: the leases carry them
 
 	mu        sync.Mutex
 	inside    map[string]int    // holders inside each key's section now
@@ -25,9 +26,9 @@ type checker struct {
 	r         *Report
 }
 
-func newChecker(ttl time.Duration, r *Report) *checker {
+func newChecker(ttl time.Duration, fences bool, r *Report) *checker {
 	return &checker{
-		ttl: ttl, r: r,
+		ttl: ttl, fences: fences, r: r,
 		inside: map[string]int{}, lastFence: map[string]uint64{},
 		seen: map[string]bool{}, completed: map[string]int{},
 	}
@@ -55,8 +56,8 @@ func (c *checker) granted(who string, lease strategy.Lease, called, returned tim
 }
 
 // enter marks who entering key's section with lease: an overlap when
-// another holder is inside, a fence regression when the fence is not above
-// the last one seen on key.
+// another holder is inside, a fence regression, when fences are checked,
+// when the fence is not above the last one seen on key.
 func (c *checker) enter(who string, lease strategy.Lease) {
 	key, fence := lease.Key(), lease.Fence()
 	c.mu.Lock()
@@ -66,7 +67,7 @@ func (c *checker) enter(who string, lease strategy.Lease) {
 		c.r.Overlaps++
 		c.example("%s entered %s's section with %d other holder(s) inside", who, key, n-1)
 	}
-	if c.seen[key] && fence <= c.lastFence[key] {
+	if c.fences && c.seen[key] && fence <= c.lastFence[key] {
 		c.r.FenceRegressions++
 		c.example("%s holds %s with fence %d after fence %d", who, key, fence, c.lastFence[key])
 	}

@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,6 +41,34 @@ func TestRunFindsViolations(t *testing.T) {
 	assert.Equal(t, rep.Overlaps+rep.Lost+rep.FenceRegressions+rep.BadDeadlines, rep.Violations())
 	assert.NotEmpty(t, rep.Examples, "violations described")
 	assert.False(t, rep.Stuck(), "a Locker that grants at once is never stuck: %v", rep.Lockable)
+}
+
+// TestRunNoFences runs TestRunFindsViolations's Locker with NoFences, as
+// for a technique whose leases carry no fences: the overlap and the lost
+// update must still be counted and described, and no fence regression,
+// since there are no fences to judge.
+func TestRunNoFences(t *testing.T) {
+	nodes := redistest.Start(t, 1)
+	b := &barrier{both: make(chan struct{})}
+	rep, err := chaos.Run(context.Background(), chaos.Config{
+		Seed: 1, Duration: time.Second, Lockers: 1, Workers: 2, Keys: []string{"a"},
+		Nodes:    []string{nodes[0].Addr()},
+		New:      func([]strategy.Pool, strategy.Config) (strategy.Locker, error) { return &grantAll{}, nil },
+		Counter:  barrierPool{pool: nodes[0].Pool(), b: b},
+		NoFences: true,
+	})
+	require.NoError(t, err)
+	t.Log(rep.String())
+	assert.Positive(t, rep.Overlaps, "overlaps of two holders granted at once")
+	assert.Positive(t, rep.Lost, "updates lost by two holders at once")
+	assert.Zero(t, rep.FenceRegressions, "fence regressions with NoFences")
+	require.NotEmpty(t, rep.Examples, "violations described")
+	overlap := false
+	for _, e := range rep.Examples {
+		assert.NotContains(t, e, "fence", "example with NoFences")
+		overlap = overlap || strings.Contains(e, "other holder(s) inside")
+	}
+	assert.True(t, overlap, "an overlap among the examples %q", rep.Examples)
 }
 
 // TestRunHealthy runs lua_release with no fault: nothing may be counted

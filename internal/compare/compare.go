@@ -77,6 +77,10 @@ type Technique struct {
 	// runs, round 1's from Apart and Shared, when the run measured them.
 	ContendedRounds []ContendedRound `json:"contended_rounds,omitempty"`
 	Errors          []string         `json:"errors,omitempty"`
+	// Known holds, by scenario, why a verdict that contradicts the
+	// technique's claims is a known finding about a peer (KnownFinding):
+	// shown with its account, not a problem of the run.
+	Known map[string]string `json:"known_findings,omitempty"`
 }
 
 // Raw is the ceiling row: bare SET NX PX + EVALSHA on one node, measured
@@ -116,7 +120,8 @@ func (t Technique) result(scenario string) (strategytest.Result, bool) {
 }
 
 // Problems lists what makes the run unsuccessful: verdicts that contradict
-// a technique's claims, scenarios and measurements that failed, and an
+// a technique's claims (but for known findings about peers, which
+// KnownFindings lists), scenarios and measurements that failed, and an
 // interrupted run.
 func (rep *Report) Problems() []string {
 	var out []string
@@ -125,7 +130,7 @@ func (rep *Report) Problems() []string {
 	}
 	for _, t := range rep.Techniques {
 		for _, r := range t.Results {
-			if expected, judged := r.Expected(); judged && !expected {
+			if expected, judged := r.Expected(); judged && !expected && !t.isKnown(r.Scenario) {
 				out = append(out, r.String())
 			}
 		}
@@ -194,6 +199,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 			},
 		})
 		t.Results = results
+		markKnown(&t, cfg.known)
 		if err != nil {
 			rep.Techniques = append(rep.Techniques, t)
 			break

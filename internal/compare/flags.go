@@ -28,6 +28,7 @@ type config struct {
 	crowds     []int         // numbers of contenders of the many-contenders runs
 	rounds     int           // uncontended, contended and frozen-node measurements per row, in interleaved rounds (1: the one of the steps)
 	bound      time.Duration // the longest each measurement may run (-bound)
+	known      KnownFinding  // known findings about peers; nil for none (not a flag)
 }
 
 // maxRounds bounds -rounds: each round measures every row for -bench on

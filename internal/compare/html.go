@@ -44,6 +44,7 @@ func writeHTML(path string, rep *Report) error {
 type htmlView struct {
 	Started, Elapsed, Backend, Settings string
 	Problems                            []string
+	Known                               []string // known findings about peers
 	Headers                             []string
 	Matrix                              []matrixRow
 	SpeedNote, ContNote                 string
@@ -101,6 +102,7 @@ func newHTMLView(rep *Report) htmlView {
 		Backend:  backend,
 		Settings: fmt.Sprintf("Uncontended: %d workers for %v each. Contended: %d workers x %d sections of %v.", st.Workers, st.Bench, st.Workload.Workers, st.Workload.Sections, st.Workload.Hold),
 		Problems: rep.Problems(),
+		Known:    rep.KnownFindings(),
 		SpeedNote: fmt.Sprintf("%d goroutines, each locking and unlocking its own key for %v. The dashed line is %s on one node, measured in the same run (at its start and its end: %s ops/s; the faster is drawn): "+
 			"the most a single-node technique that checks the owner on release could do. Round trips are counted on the connections, per Lock and per Unlock.", st.Workers, st.Bench, RawName, rawRunsText(rep.Raw)),
 		ContNote: fmt.Sprintf("One key, %d workers, each running %d critical sections of %v. Utilisation is the time spent inside critical sections over the wall time (higher is better); "+
@@ -141,11 +143,15 @@ func newHTMLView(rep *Report) htmlView {
 				mr.Cells = append(mr.Cells, matrixCell{Class: "na", Verdict: "not run"})
 				continue
 			}
-			c := matrixHTML(r)
+			c := matrixHTML(r, t.isKnown(s))
 			c.Href = ids.of(t.Name, s)
 			mr.Cells = append(mr.Cells, c)
 			group.Figures = append(group.Figures, newFigure(c.Href, r, c))
-			acc.Lines = append(acc.Lines, fmt.Sprintf("%s (%s): %s", r.Scenario, r.Verdict, r.Account))
+			line := fmt.Sprintf("%s (%s): %s", r.Scenario, r.Verdict, r.Account)
+			if why, ok := t.Known[s]; ok {
+				line += " [known finding: " + why + "]"
+			}
+			acc.Lines = append(acc.Lines, line)
 		}
 		acc.Lines = append(acc.Lines, t.Errors...)
 		v.Matrix = append(v.Matrix, mr)
@@ -178,8 +184,9 @@ func newHTMLView(rep *Report) htmlView {
 	return v
 }
 
-// matrixHTML renders one verdict cell.
-func matrixHTML(r strategytest.Result) matrixCell {
+// matrixHTML renders one verdict cell; known marks a known finding about
+// a peer, shown as violated with its account and labelled known.
+func matrixHTML(r strategytest.Result, known bool) matrixCell {
 	c := matrixCell{Verdict: string(r.Verdict), Counts: fmt.Sprintf("%d/%d violations", r.Violations, r.Attempts), Claim: "not claimed", Account: r.Account}
 	if r.Claimed {
 		c.Claim = "claimed"
@@ -199,6 +206,9 @@ func matrixHTML(r strategytest.Result) matrixCell {
 	}
 	if expected, judged := r.Expected(); judged && !expected && c.Class != "broken" {
 		c.Class += " contradicts"
+	}
+	if known {
+		c.Verdict += " (known finding)"
 	}
 	return c
 }

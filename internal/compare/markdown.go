@@ -27,6 +27,7 @@ var mdSections = []mdSection{
 	{"Speed", func(*Report) bool { return true }, writeSpeed},
 	{"Contended", func(*Report) bool { return true }, writeContention},
 	{"Redlock", hasRedlock, writeRedlock},
+	{"Known findings", func(rep *Report) bool { return len(rep.KnownFindings()) > 0 }, writeKnown},
 	{"Problems", func(rep *Report) bool { return len(rep.Problems()) > 0 }, writeProblems},
 }
 

@@ -33,6 +33,14 @@ const (
 // when every verdict is what the claims predict, 1 when one is not or a
 // measurement failed, 2 for bad flags.
 func Run(ctx context.Context, targets []strategytest.Target, args []string, stdout, stderr io.Writer) int {
+	return RunKnown(ctx, targets, nil, args, stdout, stderr)
+}
+
+// RunKnown is Run with known findings about peers: a verdict that
+// contradicts a claim and that known says is a known finding is shown as
+// it is, with its account, marked known and listed under KNOWN FINDINGS,
+// and does not make the exit status 1. known nil is Run.
+func RunKnown(ctx context.Context, targets []strategytest.Target, known KnownFinding, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, targets, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -40,6 +48,7 @@ func Run(ctx context.Context, targets []strategytest.Target, args []string, stdo
 	case err != nil:
 		return exitUsage
 	}
+	cfg.known = known
 	tables := stdout
 	if cfg.jsonPath == "-" {
 		tables = stderr

@@ -25,6 +25,10 @@ func writeText(w io.Writer, rep *Report) error {
 		b.WriteString("\n")
 		writeRedlock(&b, rep)
 	}
+	if len(rep.KnownFindings()) > 0 {
+		b.WriteString("\n")
+		writeKnown(&b, rep)
+	}
 	if problems := rep.Problems(); len(problems) > 0 {
 		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(problems))
 		for _, p := range problems {
@@ -44,7 +48,11 @@ func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 
 
 // writeGuarantees prints technique x property.
 func writeGuarantees(w io.Writer, rep *Report) {
-	fmt.Fprintln(w, "GUARANTEES  cell: claimed? (yes/no)  observed  violations/attempts;  !! = verdict contradicts the claim")
+	legend := ""
+	if len(rep.KnownFindings()) > 0 {
+		legend = "; known = contradicts it, a known finding about a peer (KNOWN FINDINGS)"
+	}
+	fmt.Fprintf(w, "GUARANTEES  cell: claimed? (yes/no)  observed  violations/attempts;  !! = verdict contradicts the claim%s\n", legend)
 	tw := table(w)
 	header := []string{"technique"}
 	for _, s := range rep.Scenarios {
@@ -59,7 +67,7 @@ func writeGuarantees(w io.Writer, rep *Report) {
 				row = append(row, "-")
 				continue
 			}
-			row = append(row, cellText(r))
+			row = append(row, cellText(r, t.isKnown(s)))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -95,8 +103,9 @@ func scenarioProperty(rep *Report, scenario string) string {
 }
 
 // cellText renders one verdict: "yes holds 0/200", "no violated 1/1",
-// "yes VIOLATED 3/200 !!".
-func cellText(r strategytest.Result) string {
+// "yes VIOLATED 3/200 !!", or, for a known finding about a peer,
+// "yes VIOLATED 3/200 known".
+func cellText(r strategytest.Result, known bool) string {
 	claim := "no"
 	if r.Claimed {
 		claim = "yes"
@@ -116,7 +125,10 @@ func cellText(r strategytest.Result) string {
 	default:
 		s = fmt.Sprintf("%s %s %d/%d", claim, r.Verdict, r.Violations, r.Attempts)
 	}
-	if expected, judged := r.Expected(); judged && !expected {
+	switch expected, judged := r.Expected(); {
+	case known:
+		s += " known"
+	case judged && !expected:
 		s += " !!"
 	}
 	return s

@@ -45,6 +45,7 @@ func runTrace(ctx context.Context, cfg config, progress io.Writer) *Report {
 	fmt.Fprintf(progress, "lockcompare: tracing %s/%s\n", target.Name, cfg.scenarios[0])
 	results, err := strategytest.Evaluate(ctx, target, strategytest.Options{Addrs: cfg.addrs, Scenarios: cfg.scenarios})
 	rep.Techniques = []Technique{{Name: target.Name, Nodes: max(target.Nodes, 1), Results: results}}
+	markKnown(&rep.Techniques[0], cfg.known)
 	rep.Interrupted = err != nil || ctx.Err() != nil
 	rep.Elapsed = time.Since(rep.Started)
 	return rep
@@ -58,6 +59,10 @@ func writeTrace(w io.Writer, rep *Report) error {
 			b.WriteString(r.String() + "\n")
 			writeTimeline(&b, r.Timeline)
 		}
+	}
+	if len(rep.KnownFindings()) > 0 {
+		b.WriteString("\n")
+		writeKnown(&b, rep)
 	}
 	if problems := rep.Problems(); len(problems) > 0 {
 		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(problems))

@@ -44,12 +44,12 @@ func faultyNetworkScenario() scenario {
 }
 
 func faultyNetwork(ctx context.Context, e *env, r *Result) {
-	rep, err := e.chaos(ctx)
+	fencing := e.fencing()
+	rep, err := e.chaos(ctx, fencing)
 	if err != nil {
 		fail(r, "chaos run", err)
 		return
 	}
-	fencing := e.fencing()
 	r.Attempts = rep.Sections
 	r.Violations = rep.Overlaps + rep.Lost + rep.BadDeadlines
 	fences := "no fences (not claimed)"
@@ -102,12 +102,14 @@ func faultyNodes(n int) int {
 
 // chaos runs internal/chaos's run on the env's nodes: a proxy in front of
 // each faulty node, the counters on node 1 reached directly, the Lockers'
-// calls and commands recorded in the Timeline.
-func (e *env) chaos(ctx context.Context) (chaos.Report, error) {
+// calls and commands recorded in the Timeline; fences are checked when
+// fencing (the target claims Fencing).
+func (e *env) chaos(ctx context.Context, fencing bool) (chaos.Report, error) {
 	cfg := chaos.Config{
 		Seed: faultySeed, Duration: faultyDuration, TTL: faultyTTL, LockableWait: faultyLockableWait,
-		Prefix:  e.prefix,
-		Counter: e.pools[0],
+		Prefix:   e.prefix,
+		NoFences: !fencing,
+		Counter:  e.pools[0],
 		Wrap: func(pool strategy.Pool, i int) strategy.Pool {
 			return e.tracedKeepAddr(pool, nodeName(i, len(e.addrs)))
 		},
