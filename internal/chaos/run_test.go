@@ -23,16 +23,7 @@ import (
 // until the second arrives), so the run must count an overlap, a lost
 // update, fence regressions and bad Deadlines. No faults are needed.
 func TestRunFindsViolations(t *testing.T) {
-	nodes := redistest.Start(t, 1)
-	b := &barrier{both: make(chan struct{})}
-	rep, err := chaos.Run(context.Background(), chaos.Config{
-		Seed: 1, Duration: time.Second, Lockers: 1, Workers: 2, Keys: []string{"a"},
-		Nodes:   []string{nodes[0].Addr()},
-		New:     func([]strategy.Pool, strategy.Config) (strategy.Locker, error) { return &grantAll{}, nil },
-		Counter: barrierPool{pool: nodes[0].Pool(), b: b},
-	})
-	require.NoError(t, err)
-	t.Log(rep.String())
+	rep := runGrantAll(t, false)
 	assert.Positive(t, rep.Sections, "sections")
 	assert.Positive(t, rep.Overlaps, "overlaps of two holders granted at once")
 	assert.Positive(t, rep.Lost, "updates lost by two holders at once")
@@ -48,17 +39,7 @@ func TestRunFindsViolations(t *testing.T) {
 // update must still be counted and described, and no fence regression,
 // since there are no fences to judge.
 func TestRunNoFences(t *testing.T) {
-	nodes := redistest.Start(t, 1)
-	b := &barrier{both: make(chan struct{})}
-	rep, err := chaos.Run(context.Background(), chaos.Config{
-		Seed: 1, Duration: time.Second, Lockers: 1, Workers: 2, Keys: []string{"a"},
-		Nodes:    []string{nodes[0].Addr()},
-		New:      func([]strategy.Pool, strategy.Config) (strategy.Locker, error) { return &grantAll{}, nil },
-		Counter:  barrierPool{pool: nodes[0].Pool(), b: b},
-		NoFences: true,
-	})
-	require.NoError(t, err)
-	t.Log(rep.String())
+	rep := runGrantAll(t, true)
 	assert.Positive(t, rep.Overlaps, "overlaps of two holders granted at once")
 	assert.Positive(t, rep.Lost, "updates lost by two holders at once")
 	assert.Zero(t, rep.FenceRegressions, "fence regressions with NoFences")
@@ -69,6 +50,25 @@ func TestRunNoFences(t *testing.T) {
 		overlap = overlap || strings.Contains(e, "other holder(s) inside")
 	}
 	assert.True(t, overlap, "an overlap among the examples %q", rep.Examples)
+}
+
+// runGrantAll runs one second of a chaos run, with no fault, of a Locker
+// that grants every Lock at once (grantAll), its first two sections made
+// to meet inside by the counter node (barrierPool), and returns the report.
+func runGrantAll(t *testing.T, noFences bool) chaos.Report {
+	t.Helper()
+	nodes := redistest.Start(t, 1)
+	b := &barrier{both: make(chan struct{})}
+	rep, err := chaos.Run(context.Background(), chaos.Config{
+		Seed: 1, Duration: time.Second, Lockers: 1, Workers: 2, Keys: []string{"a"},
+		Nodes:    []string{nodes[0].Addr()},
+		New:      func([]strategy.Pool, strategy.Config) (strategy.Locker, error) { return &grantAll{}, nil },
+		Counter:  barrierPool{pool: nodes[0].Pool(), b: b},
+		NoFences: noFences,
+	})
+	require.NoError(t, err)
+	t.Log(rep.String())
+	return rep
 }
 
 // TestRunHealthy runs lua_release with no fault: nothing may be counted
