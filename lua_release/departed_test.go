@@ -46,8 +46,9 @@ func TestHandOffToDepartedWaiterIsPassedOn(t *testing.T) {
 	if n, err := redis.Int(node.Do("ZCARD", lineK)); err != nil || n != 1 {
 		t.Fatalf("ZCARD line after the failed Abandon = %d, %v; want 1: the departed waiter is still in line", n, err)
 	}
-	pool.Set(locktest.PoolHealthy)
-
+	// The waiter's Locker retries the Abandon until it reaches Redis: its
+	// pool heals only after the release, so that the release still finds
+	// the departed waiter in line (the case under test).
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatalf("holder Unlock() = %v, want nil", err)
 	}
@@ -58,6 +59,7 @@ func TestHandOffToDepartedWaiterIsPassedOn(t *testing.T) {
 	if !handedOff {
 		t.Fatalf("the release published no hand-off notice; want one to the departed waiter (the case under test)")
 	}
+	pool.Set(locktest.PoolHealthy)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		v, err := redis.String(node.Do("GET", lockK))
