@@ -34,6 +34,8 @@ import (
 //   - failed round: as late undo, but the lock is free on node 1 too, so
 //     the round is still undecided (one yes, one refusal, node 2 slow)
 //     when ctx ends: the attempt fails with ctx's error, not a refusal.
+//     Node 2 is slow from the start (faultFirst), or its quick yes would
+//     decide the first round (two of three) before ctx ends.
 //     Before the fix the engine called no Abandon for redlock then, and
 //     the refusal had queued the waiter on node 0.
 //   - missed leave: node 2 loses every request (BlackHole) while the
@@ -44,9 +46,12 @@ func TestGaveUpWaiterLeavesEveryLine(t *testing.T) {
 		name  string
 		held  []int // nodes on which another client holds the lock
 		fault func(p *redistest.Proxy)
+		// faultFirst starts the fault before Lock is called, not once
+		// the waiter is in node 0's line.
+		faultFirst bool
 	}{
 		{name: "late undo", held: []int{0, 1}, fault: func(p *redistest.Proxy) { p.Delay(100 * time.Millisecond) }},
-		{name: "failed round", held: []int{0}, fault: func(p *redistest.Proxy) { p.Delay(100 * time.Millisecond) }},
+		{name: "failed round", held: []int{0}, fault: func(p *redistest.Proxy) { p.Delay(500 * time.Millisecond) }, faultFirst: true},
 		{name: "missed leave", held: []int{0, 1, 2}, fault: func(p *redistest.Proxy) { p.BlackHole() }},
 	}
 	for _, tt := range tests {
@@ -72,6 +77,9 @@ func TestGaveUpWaiterLeavesEveryLine(t *testing.T) {
 				return n
 			}
 
+			if tt.faultFirst {
+				tt.fault(proxy)
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
@@ -84,7 +92,9 @@ func TestGaveUpWaiterLeavesEveryLine(t *testing.T) {
 			}()
 			require.Eventually(t, func() bool { return inLine(0) == 1 }, 10*time.Second, time.Millisecond,
 				"the waiter never joined node 0's line")
-			tt.fault(proxy)
+			if !tt.faultFirst {
+				tt.fault(proxy)
+			}
 			cancel()
 			err = <-done
 			require.ErrorIs(t, err, strategy.ErrNotAcquired, "Lock() after its ctx was cancelled")
