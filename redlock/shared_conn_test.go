@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/redlock"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -21,6 +23,13 @@ import (
 // the TTL's tenth: on a loaded machine a healthy node's reply can take
 // longer than 250 ms, which is a node failure, not a shared reply lost.
 // locktest.BusyBound ends a test that hangs.
+//
+// The claim is checked on a majority of the nodes, not on each: with
+// early quorum a Lock returns before the last node answered, so a node
+// that falls behind (its process descheduled on a loaded machine; 3 runs
+// in 10 on Valkey) collects the workers' calls, and past MaxInFlight
+// awaiting replies each further call goes on a connection of its own, by
+// design (a frozen node must not fill the shared connection's buffers).
 func TestNodeCallsShareAConnection(t *testing.T) {
 	locktest.NoLeaks(t)
 	nodes := startNodes(t, 3)
@@ -41,11 +50,16 @@ func TestNodeCallsShareAConnection(t *testing.T) {
 	locktest.EachWorker(t, workers, "shared:", locktest.RisingPairs(ctx, l, pairs))
 	waitIdle(t, l)
 	calls := int64(2 * workers * pairs) // per node: one acquire and one release per pair
+	shared := 0
+	gets := make([]int64, len(pools))
 	for i, p := range pools {
-		if gets := p.Gets(); gets >= calls/2 {
-			t.Errorf("node %d: connections taken from the pool = %d for %d calls, want fewer than %d (shared)", i, gets, calls, calls/2)
+		gets[i] = p.Gets()
+		if gets[i] < calls/2 {
+			shared++
 		}
 	}
+	assert.GreaterOrEqual(t, shared, len(pools)/2+1,
+		"nodes whose calls shared a connection (fewer than %d taken for %d calls): connections taken per node = %v, want a majority of nodes", calls/2, calls, gets)
 	for _, n := range nodes {
 		locktest.AssertReleased(t, n, "*shared:*", 10*time.Second)
 	}
