@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -134,8 +135,9 @@ func testPanickingConns(t *testing.T, f Factory, node *redistest.Node) {
 }
 
 // testBadPool: once pool does fault, TryLock, Lock, Extend and Unlock
-// fail with an error, never panic; once it is healthy again, the lease
-// taken before still unlocks.
+// fail with an error, never panic; once it is healthy again (and the
+// Locker's background calls ended, where it has Wait), the lease taken
+// before still unlocks.
 func testBadPool(t *testing.T, f Factory, node *redistest.Node, fault PoolFault, what string) {
 	ctx := context.Background()
 	pool := NewFaultyPool(node.Pool())
@@ -175,6 +177,15 @@ func testBadPool(t *testing.T, f Factory, node *redistest.Node, fault PoolFault,
 		})
 	}
 	pool.Set(PoolHealthy)
+	// A Locker whose background calls retry (take-backs, owed releases)
+	// may have one in flight as the pool heals; redlock's breaker then
+	// skips the node for other calls until it settles. Wait for them.
+	if w, ok := l.(interface{ Wait(context.Context) error }); ok {
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := w.Wait(wctx)
+		cancel()
+		require.NoError(t, err, "Wait() for the Locker's background calls once the pool is healthy")
+	}
 	if err := lease.Unlock(ctx); err != nil {
 		t.Errorf("Unlock() once the pool is healthy = %v, want nil", err)
 	}
