@@ -39,6 +39,8 @@ type Proxy struct {
 	fault  atomic.Pointer[proxyFault]
 	// dropNext is how many more replies DropNextReplies discards.
 	dropNext atomic.Int64
+	// dropTo is the command name DropReplyTo waits for, nil when disarmed.
+	dropTo atomic.Pointer[string]
 	// accepted counts the client connections accepted so far.
 	accepted atomic.Int64
 	// swallowed counts the whole replies SwallowReplies and
@@ -134,8 +136,9 @@ func (p *Proxy) serve(client net.Conn) {
 		})
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { p.pipe(client, server, false, done, stop) })
-	wg.Go(func() { p.pipe(server, client, true, done, stop) })
+	var order commandOrder
+	wg.Go(func() { p.pipe(client, server, false, &order, done, stop) })
+	wg.Go(func() { p.pipe(server, client, true, &order, done, stop) })
 	wg.Wait()
 }
 
@@ -148,8 +151,9 @@ type chunk struct {
 // pipe copies src to dst through a queue, applying the fault current at
 // each read; replies tells the direction (server to client). It stops both
 // connections (stop) when either end fails, and returns when its reader
-// and writer have both ended.
-func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop func()) {
+// and writer have both ended. order carries each command's fate from the
+// request pipe to the reply pipe (DropReplyTo).
+func (p *Proxy) pipe(src, dst net.Conn, replies bool, order *commandOrder, done <-chan struct{}, stop func()) {
 	queue := make(chan chunk, 64)
 	var wg sync.WaitGroup
 	wg.Go(func() { // writer: ends when the queue is closed or done
@@ -183,7 +187,8 @@ func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop
 	defer close(queue)
 	defer stop()
 	buf := make([]byte, 32<<10)
-	var scan replyScanner // follows the replies; used when replies is set
+	var scan replyScanner       // follows the replies; used when replies is set
+	var requests requestScanner // follows the commands; used when it is not
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -194,7 +199,8 @@ func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop
 				// starts at a reply's first byte.
 				b = scan.filter(b, func() bool {
 					// Replies dropped anyway do not spend the count.
-					drop := f.swallowReplies || !f.dropReplies && p.claimDrop()
+					dropTo := order.pop()
+					drop := f.swallowReplies || dropTo || !f.dropReplies && p.claimDrop()
 					if drop {
 						p.swallowed.Add(1)
 					}
@@ -202,6 +208,11 @@ func (p *Proxy) pipe(src, dst net.Conn, replies bool, done <-chan struct{}, stop
 				})
 			} else {
 				b = append([]byte(nil), b...)
+				requests.scan(b, func(name string) {
+					if !f.dropRequests { // a command dropped gets no reply
+						order.push(p.claimDropTo(name))
+					}
+				})
 			}
 			drop := f.dropReplies && replies || f.dropRequests && !replies
 			if !drop && len(b) > 0 {

@@ -37,6 +37,7 @@ func (p *Proxy) Mode() string {
 func (p *Proxy) Heal() {
 	p.fault.Store(passThrough())
 	p.dropNext.Store(0)
+	p.dropTo.Store(nil)
 }
 
 // DropNextReplies makes the proxy discard, whole, the next n replies the

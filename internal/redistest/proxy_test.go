@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -265,4 +266,39 @@ func TestProxyDropNextReplies(t *testing.T) {
 	if got := p.Mode(); got != "pass" {
 		t.Errorf("Mode() after Heal = %q, want pass (the count cleared)", got)
 	}
+}
+
+// TestProxyDropReplyTo checks that DropReplyTo discards the reply to the
+// next command of that name sent after it, whole, and no other: on a
+// pipelined connection a GET sent before it was armed keeps its reply, the
+// first SET after it loses its reply (the SET still runs), and the
+// commands around it, a second SET included, get theirs in order.
+func TestProxyDropReplyTo(t *testing.T) {
+	t.Parallel()
+	node := Start(t, 1)[0]
+	mustDo(t, node, "SET", "before", "b\r\n$3\r\nSET")
+	p := NewProxy(t, node.Addr())
+	c, err := redis.Dial("tcp", p.Addr(), redis.DialReadTimeout(2*time.Second))
+	require.NoError(t, err, "dial the proxy")
+	defer c.Close()
+	require.NoError(t, c.Send("GET", "before"))
+	require.NoError(t, c.Flush())
+	p.DropReplyTo("set")
+	for _, cmd := range [][]any{{"INCR", "n"}, {"SET", "k", "1"}, {"SET", "k2", "2"}, {"GET", "k"}} {
+		require.NoError(t, c.Send(cmd[0].(string), cmd[1:]...))
+	}
+	require.NoError(t, c.Flush())
+	got, err := redis.String(c.Receive())
+	require.NoError(t, err, "the GET sent before DropReplyTo")
+	assert.Equal(t, "b\r\n$3\r\nSET", got, "reply to the GET sent before DropReplyTo")
+	n, err := redis.Int(c.Receive())
+	require.NoError(t, err, "INCR's reply")
+	assert.Equal(t, 1, n, "INCR's reply")
+	ok, err := redis.String(c.Receive())
+	require.NoError(t, err, "the second SET's reply")
+	assert.Equal(t, "OK", ok, "the reply after INCR's: want the second SET's, the first SET's dropped")
+	v, err := redis.String(c.Receive())
+	require.NoError(t, err, "GET k's reply")
+	assert.Equal(t, "1", v, "GET k through the proxy: the SET whose reply was dropped took effect")
+	assert.Equal(t, "pass", p.Mode(), "Mode() once the reply was dropped")
 }
