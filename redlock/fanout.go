@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// nodeOp runs one request on one node over l, bounded by ctx.
+// nodeOp runs one request on one node over l, bounded by ctx; undoOp is
+// one more call on the node after the round's decision.
 type nodeOp func(ctx context.Context, l *link) answer
 
-// undoOp is one more call on a node after the round's decision, over the
-// link the request went over.
 type undoOp func(ctx context.Context, l *link)
 
 // round is one request sent to every node in parallel, a goroutine per
@@ -24,8 +23,7 @@ type round struct {
 	decided chan struct{} // closed once failed is set
 	failed  bool
 
-	// ready wakes collectInto once wakeAt answers came (fewer cannot
-	// decide), so a healthy quorum costs the caller one wake-up.
+	// ready wakes collectInto once wakeAt answers came (fewer cannot decide).
 	ready  chan struct{}
 	count  atomic.Int32
 	wakeAt int32
@@ -40,20 +38,18 @@ type round struct {
 
 	late lateState // the round's part in technique.late
 
-	// ctx bounds every node's request by NodeTimeout; the last goroutine
-	// to finish its request cancels it.
+	// ctx bounds each request by NodeTimeout; the last one cancels it.
 	ctx       context.Context
 	cancel    context.CancelFunc
 	running   atomic.Int32
 	releasing *pendingRelease // for a release round (fanOutThen)
 
-	// For a release round: the nodes the breaker skipped, and ended,
-	// closed once Release returned with spent set (see releaseDone).
+	// For a release round (releaseDone).
 	skipped []*node
 	ended   chan struct{}
 	spent   bool
 
-	// unsent is the nodes sent nothing (skipped, or ctx had ended).
+	// unsent is the nodes sent nothing: skipped, or ctx had ended.
 	unsent    []*node
 	unsentBuf [8]*node
 }
@@ -130,8 +126,6 @@ func (t *technique) releaseDone(r *round, spent bool) {
 	}
 }
 
-// put hands an answer to the caller, and wakes collectInto once enough
-// answers came.
 func (r *round) put(a answer) {
 	r.answers <- a
 	if r.count.Add(1) >= r.wakeAt {
@@ -142,7 +136,7 @@ func (r *round) put(a answer) {
 	}
 }
 
-// decide publishes the decision to the round's goroutines.
+// decide publishes the decision to the round's goroutines; call it once.
 func (r *round) decide(failed bool) {
 	r.failed = failed
 	close(r.decided)
@@ -166,16 +160,9 @@ func (r *round) failAndUndo(tl *tally, wait bool) {
 	r.undone.Wait()
 }
 
-// collect reads answers until a quorum said yes or can no longer say yes;
-// it returns ctx.Err() when ctx ends first, errValidity when giveUp fires
-// (a nil giveUp never does).
-func (t *technique) collect(ctx context.Context, r *round, giveUp <-chan time.Time) (tally, error) {
-	tl := newTally(len(t.nodes), t.s.quorum)
-	err := r.collectInto(ctx, &tl, giveUp)
-	return tl, err
-}
-
-// collectInto is collect adding to tl.
+// collectInto reads answers into tl until a quorum said yes or can no
+// longer say yes; it returns ctx.Err() when ctx ends first, errValidity
+// when giveUp fires (a nil giveUp never does).
 func (r *round) collectInto(ctx context.Context, tl *tally, giveUp <-chan time.Time) error {
 	for !tl.won() && !tl.lost() {
 		select {
@@ -255,8 +242,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	}
 }
 
-// tracker counts background goroutines for Locker.Wait. Its zero value is
-// ready to use.
+// tracker counts background goroutines for Locker.Wait.
 type tracker struct {
 	mu   sync.Mutex
 	n    int
@@ -284,7 +270,6 @@ func (b *tracker) done() {
 	b.mu.Unlock()
 }
 
-// wait blocks until no goroutine is counted or ctx ends.
 func (b *tracker) wait(ctx context.Context) error {
 	b.mu.Lock()
 	idle := b.idle

@@ -81,12 +81,7 @@ const (
 
 // watch readies the round of a lock of key over n nodes for lateRounds.
 func (s *lateState) watch(key string, n int) {
-	s.key = key
-	if n <= len(s.buf) {
-		s.nodes = s.buf[:n]
-	} else {
-		s.nodes = make([]atomic.Int32, n)
-	}
+	s.key, s.nodes = key, room(s.buf[:], n)
 }
 
 // yes records node i's yes, and reports whether a release already missed
@@ -123,11 +118,7 @@ func (p *pendingRelease) entry() *tracked { return &p.tracked }
 // node pending.
 func newPendingRelease(key, token string, n int) *pendingRelease {
 	p := &pendingRelease{key: key, token: token}
-	if n <= len(p.buf) {
-		p.pending = p.buf[:n]
-	} else {
-		p.pending = make([]atomic.Bool, n)
-	}
+	p.pending = room(p.buf[:], n)
 	for i := range p.pending {
 		p.pending[i].Store(true)
 	}
@@ -136,6 +127,14 @@ func newPendingRelease(key, token string, n int) *pendingRelease {
 
 // answered records that node i answered the release.
 func (p *pendingRelease) answered(i int) { p.pending[i].Store(false) }
+
+// room returns buf[:n], or a new slice when buf is too short.
+func room[T any](buf []T, n int) []T {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]T, n)
+}
 
 // pointAcquireOn and pointReleaseOn name the fault points an acquire and a
 // release reach on node i just before they send their request there.

@@ -38,7 +38,7 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
-		t.oweLeave(n, a.Key, a.Waiter, member)
+		t.oweCall(n, owedRelease{kv: t.leaveArgs(a.Key, a.Waiter, member), script: t.abandon})
 	}
 	for range t.nodes {
 		select {
@@ -86,19 +86,18 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 // leave that loses its reply is owed.
 func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 	return func(ctx context.Context, l *link) answer {
-		a := compareVote(t.evalScript(ctx, l, t.abandon, keysOf(rkey), member, waiter, protocol.Channel(rkey)))
+		kv := t.leaveArgs(rkey, waiter, member)
+		a := compareVote(t.evalArgs(ctx, l, t.abandon, kv))
 		if l.lost {
-			t.oweLeave(l.n, rkey, waiter, member)
+			t.oweCall(l.n, owedRelease{kv: kv, script: t.abandon})
 		}
 		return a
 	}
 }
 
-// oweLeave records that n is owed the leave of waiter from rkey's line.
-func (t *technique) oweLeave(n *node, rkey, waiter, member string) {
-	keys := keysOf(rkey)
-	kv := append(append(t.abandon.Args(len(keys)+3), keys...), member, waiter, protocol.Channel(rkey))
-	t.oweCall(n, owedRelease{kv: kv, script: t.abandon})
+// leaveArgs is abandon.lua's arguments for waiter leaving rkey's line.
+func (t *technique) leaveArgs(rkey, waiter, member string) []any {
+	return append(append(t.abandon.Args(7), keysOf(rkey)...), member, waiter, protocol.Channel(rkey))
 }
 
 // lineMember is a's waiter in the nodes' lines.

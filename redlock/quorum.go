@@ -21,30 +21,18 @@ const (
 
 // answer is one node's reply to one request.
 type answer struct {
-	node int
-	vote vote
-	err  error // for voteFailed; explains voteExcluded
-	// mayHold: the node may hold the lock for this attempt (its SET
-	// succeeded, or the outcome is unknown), so a failed acquire releases it.
-	mayHold bool
-	// counter is an acquire's fencing counter after its INCR (yes only).
-	counter int64
-	// remaining is the holder's PTTL on a refusal; 0 when unknown.
-	remaining time.Duration
-	// prev: for a hand-off (HandOff), whether the node deleted the
-	// earlier holder's lock.
-	prev prevState
-	// listened: a refusal to a waiter whose Locker the node saw listening,
-	// so its line keeps the waiter's place for LineListened.
-	listened bool
-	// queued: a refusal that queued the waiter, with the node's fencing
-	// counter then (fenceSeen, -1: none), for grants.
-	queued    bool
-	fenceSeen int64
+	node      int
+	vote      vote
+	err       error         // for voteFailed; explains voteExcluded
+	mayHold   bool          // its SET succeeded or may have: undo it on failure
+	counter   int64         // a yes's fencing counter after its INCR
+	remaining time.Duration // the holder's PTTL on a refusal; 0: unknown
+	prev      prevState     // for a hand-off: the earlier holder's lock
+	listened  bool          // a refusal whose node saw the waiter's Locker listening
+	queued    bool          // a refusal that queued the waiter, with the
+	fenceSeen int64         // node's fencing counter then (-1: none), for grants
 }
 
-// prevState is what an answer says of the earlier holder's lock in a
-// hand-off.
 type prevState int8
 
 const (

@@ -202,7 +202,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	}
 	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
 	defer func() { t.releaseDone(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
-	tl, cause := t.collect(ctx, r, nil)
+	tl := newTally(len(t.nodes), t.s.quorum)
+	cause := r.collectInto(ctx, &tl, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
 		t.releasing.track(h.Key, pending) // spent, with nodes still to answer
 	}
@@ -237,7 +238,8 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		return a
 	}
 	r := t.fanOut(ctx, t.nodes, pexpire, nil)
-	tl, cause := t.collect(ctx, r, nil)
+	tl := newTally(len(t.nodes), t.s.quorum)
+	cause := r.collectInto(ctx, &tl, nil)
 	validity := ttl - time.Since(start) - t.s.driftFor(ttl)
 	if cause == nil && tl.won() && validity <= 0 {
 		cause = errValidity
@@ -265,12 +267,6 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 		}
 	}
 	t.owe(l.n, keys, token, requeue...)
-}
-
-// evalScript runs script s with keys and args (see evalArgs).
-func (t *technique) evalScript(ctx context.Context, l *link, s *redisconn.Script, keys []any, args ...any) (any, error) {
-	kv := append(append(s.Args(len(keys)+len(args)), keys...), args...)
-	return t.evalArgs(ctx, l, s, kv)
 }
 
 // evalArgs runs s on l's node with EVALSHA, and with EVAL when the node
