@@ -71,6 +71,50 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	ga := t.beginGrant(a, start)
 	t.noteTTL(a.TTL)
 	drift := t.s.driftFor(a.TTL)
+	r, keys := t.sendAcquire(ctx, a, prev, ga)
+	tl := newTally(len(t.nodes), t.s.quorum)
+	giveUp, stop := t.validityTimer(a.TTL - drift)
+	defer stop()
+	cause := r.collectInto(ctx, &tl, giveUp)
+	validity := a.TTL - time.Since(start) - drift
+	if cause == nil && tl.won() && validity <= 0 {
+		cause = errValidity
+	}
+	var fence uint64
+	if cause == nil && tl.won() {
+		fence, cause = t.fence(ctx, a, keys, &tl, validity)
+		if errors.Is(cause, fault.ErrCrashed) {
+			r.decide(false) // the client "died": Redis stays as it is
+			return engine.Acquired{}, handing{r, tl}, cause
+		}
+		if validity = a.TTL - time.Since(start) - drift; cause == nil && validity <= 0 {
+			cause = errValidity
+		}
+	}
+	if cause != nil || !tl.won() {
+		// A caller whose context ended does not wait for the releases.
+		r.failAndUndo(&tl, cause == nil || errors.Is(cause, errValidity) || errors.Is(cause, errWriteBack))
+		if cause == nil {
+			cause = r.settle(ctx, &tl, false)
+		}
+		var refusal error = strategy.ErrNotAcquired
+		if tl.busy > 0 {
+			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy, Listened: tl.heardEverywhere()}
+		}
+		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
+	}
+	if a.Waits {
+		r.refused = t.leaveOn(a) // the refusals queued us
+	}
+	r.late.watch(a.Key, len(t.nodes))
+	t.late.track(a.Token, r)
+	r.decide(false)
+	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
+}
+
+// sendAcquire sends a's request to every node, releasing prev first (see
+// acquire), and returns the round and the lock's keys.
+func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev string, ga grantAttempt) (*round, []any) {
 	waits := "0"
 	if a.Waits {
 		waits = "1"
@@ -121,44 +165,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	for _, n := range r.unsent {
 		t.answeredGrant(ga, n.index, answer{})
 	}
-	tl := newTally(len(t.nodes), t.s.quorum)
-	giveUp, stop := t.validityTimer(a.TTL - drift)
-	defer stop()
-	cause := r.collectInto(ctx, &tl, giveUp)
-	validity := a.TTL - time.Since(start) - drift
-	if cause == nil && tl.won() && validity <= 0 {
-		cause = errValidity
-	}
-	var fence uint64
-	if cause == nil && tl.won() {
-		fence, cause = t.fence(ctx, a, keys, &tl, validity)
-		if errors.Is(cause, fault.ErrCrashed) {
-			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Acquired{}, handing{r, tl}, cause
-		}
-		if validity = a.TTL - time.Since(start) - drift; cause == nil && validity <= 0 {
-			cause = errValidity
-		}
-	}
-	if cause != nil || !tl.won() {
-		// A caller whose context ended does not wait for the releases.
-		r.failAndUndo(&tl, cause == nil || errors.Is(cause, errValidity) || errors.Is(cause, errWriteBack))
-		if cause == nil {
-			cause = r.settle(ctx, &tl, false)
-		}
-		var refusal error = strategy.ErrNotAcquired
-		if tl.busy > 0 {
-			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy, Listened: tl.heardEverywhere()}
-		}
-		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
-	}
-	if a.Waits {
-		r.refused = t.leaveOn(a) // the refusals queued us
-	}
-	r.late.watch(a.Key, len(t.nodes))
-	t.late.track(a.Token, r)
-	r.decide(false)
-	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
+	return r, keys
 }
 
 // validityTimer returns a channel that fires once budget ran out, when a
