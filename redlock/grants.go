@@ -9,36 +9,27 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 )
 
-// grants collects, for each waiting Lock call of this Locker, the
-// hand-offs the nodes' releases made to it ("handoff:<fence>:<waiter>"
-// notices), and hands the lock to the waiter once a quorum of nodes did,
-// without an acquire round. A hand-off from a node counts for the
-// waiter's latest attempt only when that node refused the attempt with a
-// smaller fencing counter (so the hand-off came after), and every other
-// request of the Lock call to the node was answered, none that may have
-// taken the copy (docs/redlock.md, "Hand-offs between Lockers"). When the
-// counted tokens differ, too few nodes hand it within NodeTimeout, or the
-// validity would be gone, the waiter is told to attempt instead.
+// grants collects the hand-offs the nodes' releases made to this Locker's
+// waiting Lock calls, and hands a waiter the lock once a quorum of nodes
+// did, without an acquire round, or tells it to attempt (decideGrant). The
+// rules are in docs/redlock.md, "Hand-offs between Lockers".
 type grants struct {
 	mu       sync.Mutex
 	byWaiter map[string]*waiting
 	free     sync.Pool // *waiting of ended Lock calls, for the next ones
 }
 
-// waiting is one Lock call's state in grants, from its first attempt until
-// it ends (LockEnded) or, once a quorum's hand-off was delivered, until
-// that lease is released or NodeTimeout passes (settleDelivered).
+// waiting is one Lock call's state in grants, until it ends (LockEnded) or
+// its delivered hand-off is settled (settleDelivered).
 type waiting struct {
-	rkey  string
-	try   uint64        // the latest attempt's number
-	start time.Time     // when it was sent
-	ttl   time.Duration // the TTL it asked for
-	nodes []nodeGrant
-	// gather pokes the waiter when too few nodes handed it the lock in
-	// time; once delivered, it settles the hand-off instead.
-	gather    *time.Timer
-	handed    bool // some node handed a copy since attempt try began
-	delivered bool // the lock was handed to the waiter (HandOffQuorum)
+	rkey      string
+	try       uint64        // the latest attempt's number
+	start     time.Time     // when it was sent
+	ttl       time.Duration // the TTL it asked for
+	nodes     []nodeGrant
+	gather    *time.Timer // pokes the waiter; once delivered, settles
+	handed    bool        // some node handed a copy since attempt try began
+	delivered bool        // the lock was handed to the waiter (HandOffQuorum)
 }
 
 // nodeGrant is what grants knows of one node for one waiter.
@@ -50,8 +41,8 @@ type nodeGrant struct {
 	ever     bool  // the node handed the waiter a copy at all
 }
 
-// noRefusal marks a node that has not refused the attempt in a way that
-// queued the waiter.
+// noRefusal marks a node that has not refused the attempt and queued the
+// waiter.
 const noRefusal = -2
 
 // grantAttempt is one attempt as grants tracks it (zero: not tracked).
@@ -60,7 +51,6 @@ type grantAttempt struct {
 	try    uint64 // 0 for a local hand-off's attempt
 }
 
-// newWaiting returns a zeroed state for rkey over n nodes.
 func (g *grants) newWaiting(rkey string, n int) *waiting {
 	if w, ok := g.free.Get().(*waiting); ok {
 		w.rkey = rkey
@@ -69,7 +59,7 @@ func (g *grants) newWaiting(rkey string, n int) *waiting {
 	return &waiting{rkey: rkey, nodes: make([]nodeGrant, n)}
 }
 
-// recycle keeps w, out of byWaiter with its timer stopped, for newWaiting.
+// recycle keeps w, out of byWaiter with no timer, for newWaiting.
 func (g *grants) recycle(w *waiting) {
 	clear(w.nodes)
 	*w = waiting{nodes: w.nodes}
@@ -223,7 +213,7 @@ func (t *technique) nodesThatHanded(w *waiting, handed bool) []*node {
 	return out
 }
 
-// closeGrants stops grants' timers as the Locker closes.
+// closeGrants stops the timers as the Locker closes.
 func (t *technique) closeGrants() {
 	g := &t.grants
 	g.mu.Lock()
