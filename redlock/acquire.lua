@@ -1,47 +1,19 @@
 -- acquire: one node's vote in a Redlock round, serving waiters in the
--- order of their tickets. It starts with the prelude (package protocol)
--- and the protocol's constants STALE (protocol.Stale), LISTENED
--- (protocol.Listened) and RETENTION (protocol.FenceRetention), in ms, set
--- in front of it (constants in redlock.go): a constant in the text costs
--- no argument to send and parse.
--- KEYS the lock, its fencing counter, its line (member -> ticket) and the
--- waiters' last-seen times (member -> ms) (protocol.Keys).
--- ARGV[1] the owner's token, ARGV[2] the TTL in ms, ARGV[3] the name of
--- the Lock call (its tokens are that name, or that name and "." and a
--- number), ARGV[4] "1" when the caller waits in line (Lock), "0" when it
--- does not (TryLock), ARGV[5] the call's ticket (when it began, in µs of
--- the client's clock: the same on every node, so every node orders the
--- line alike), ARGV[6] the name of the caller's Locker, and, only when
--- there is one, ARGV[7] the token of a lock to release first (a hand-off:
--- Unlock passing its lock to a waiter of the same Locker; or a release of
--- ours still on its way to this node, see releasing.go). The waiter's line
--- member (protocol.Member, "<ttl>/<locker>/<name>") and the lock's notice
--- channel (protocol.Channel, the lock's key and ":notice") are built here,
--- off the fast path, from the arguments and the key.
--- Replies the fencing counter alone (an integer) when the lock is now ours
--- on this node and nothing was released first, the uncontended path: it
--- is set with the TTL and the counter is this node's next fencing token,
--- stored in the same step (see package protocol). Otherwise it replies
--- {1, counter, 1} when the lock is ours after releasing ARGV[7]; {0, pttl,
--- released} when someone else holds it (-2: it is free but kept for a
--- waiter with an earlier ticket), {0, pttl, released, listened} when so
--- to a caller that waits in line (listened: see reply), and {2, pttl,
--- released} when it holds a
--- token of this Lock call that it does not take over: this very token
--- (left by this attempt's own undo racing it), a later attempt's (this
--- request came late) or a hand-off's; pttl is what that lock has left in
--- ms (-1: it has no expiry); a refusal of a caller that waits in line
--- adds, fifth, the node's fencing counter as the script found it (-1:
--- none), so that the waiter knows a hand-off with a larger token came
--- after this refusal (grants.go). A lock that holds an earlier attempt's
--- token of the same Lock call is taken over (earlier), and so is one that
--- a release handed to this Lock call (it holds the call's name, handOn):
--- this attempt takes it under its own token, with a fresh TTL and the
--- token the hand-off gave it, replying {1, counter, released}. released is 1 when the
--- lock held ARGV[7] and was deleted first, else 0; a lock released so and
--- not taken is announced as release.lua does. A bad counter is refused
--- with an error naming it (takeFence); the lock's SET is undone, but a
--- lock released first (ARGV[7]) stays released.
+-- order of their tickets. The prelude (package protocol) and the constants
+-- STALE, LISTENED and RETENTION (ms, see useRetention) come in front.
+-- KEYS the lock, its fencing counter, its line and the waiters' last-seen
+-- times (protocol.Keys). ARGV the token, the TTL in ms, the Lock call's
+-- name, "1" when it waits in line, its ticket (µs of its client's clock),
+-- its Locker's name, and optionally the token of a lock to release first
+-- (a hand-off, or a release of ours still on its way here).
+-- Replies (docs/redlock.md, "What each request carries"): the fencing
+-- counter alone when the lock is now ours and nothing was released first;
+-- else {1, counter, released} when ours, {0, pttl, released} when someone
+-- else holds it (pttl -2: free but kept for an earlier ticket), adding
+-- listened and the fencing counter (-1: none) for a caller that waits in
+-- line, and {2, pttl, released} when it holds a token of this Lock call
+-- that it does not take over. An earlier attempt's token of the same call,
+-- or the call's name (a release handed it the lock, handOn), is taken over.
 local lock, fence, line, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, ttl, prev = ARGV[1], ARGV[2], ARGV[7]
 

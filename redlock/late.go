@@ -6,100 +6,138 @@ import (
 	"sync/atomic"
 )
 
-// lateRounds tracks, by token, the won acquire rounds that still wait for
-// slow nodes. A release sent while a node's SET is still on its way can
-// reach that node first, find nothing to delete, and be followed by the
-// SET: the node would then hold a lock nobody owns until its TTL runs out.
-// For each node of such a round, whichever of the two answers comes second
-// (the acquire's yes, or the release's "not ours") deletes the lock there
-// again, over its own connection, after both requests were processed.
-type lateRounds struct {
-	mu      sync.Mutex
-	byToken map[string]*round
+// inflight tracks, by name, rounds that still wait for some nodes' answers.
+type inflight[T interface {
+	comparable
+	entry() *tracked
+}] struct {
+	mu sync.Mutex
+	m  map[string]T
 }
 
-// lateState is a round's part in lateRounds; lateRounds.mu guards token
-// and finished. track sets key, token and nodes before the round's
-// decision is published, and nothing changes them afterwards.
-type lateState struct {
-	key      string // the lock's Redis key
-	token    string // the key under which the round is tracked, "" when it is not
-	finished bool   // every node has answered
-	// nodes holds, by node index, what was seen of that node: nodeYes
-	// (the acquire's yes arrived) or nodeMissed (a release found nothing
-	// to delete there); nil when the round is not tracked.
-	nodes []atomic.Int32
-	buf   [8]atomic.Int32 // nodes' room up to 8 nodes, in the round itself
+// tracked is a round's state in an inflight, guarded by its mu.
+type tracked struct {
+	name     string // the name it is tracked under
+	in       bool   // in the map
+	finished bool   // every node answered: never tracked again
 }
 
-// Per-node states of a tracked round.
-const (
-	nodeYes    = 1
-	nodeMissed = 2
-)
-
-// track registers r, a won round that set key to token on up to n nodes,
-// unless every node answered already. Call it before publishing the
-// decision.
-func (l *lateRounds) track(key, token string, r *round, n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if r.late.finished {
+// track makes v name's round, unless every node answered already.
+func (f *inflight[T]) track(name string, v T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := v.entry()
+	if e.finished {
 		return
 	}
-	if l.byToken == nil {
-		l.byToken = map[string]*round{}
+	if f.m == nil {
+		f.m = map[string]T{}
 	}
-	var nodes []atomic.Int32
-	if n <= len(r.late.buf) {
-		nodes = r.late.buf[:n]
-	} else {
-		nodes = make([]atomic.Int32, n)
-	}
-	r.late.key, r.late.token, r.late.nodes = key, token, nodes
-	l.byToken[token] = r
+	e.name, e.in = name, true
+	f.m[name] = v
 }
 
-// finish records that every node of r answered, and stops tracking it.
-func (l *lateRounds) finish(r *round) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r.late.finished = true
-	if r.late.token != "" && l.byToken[r.late.token] == r {
-		delete(l.byToken, r.late.token)
+// finish records that every node answered v, and stops tracking it.
+func (f *inflight[T]) finish(v T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := v.entry()
+	e.finished = true
+	if e.in && f.m[e.name] == v {
+		delete(f.m, e.name)
 	}
 }
 
-// lookup returns the tracked round of token, or nil. A release calls it
-// before it sends anything: a round no longer tracked has had all its
-// answers, so every SET of it came before the release.
-func (l *lateRounds) lookup(token string) *round {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.byToken[token]
+// lookup returns name's tracked round, or the zero T.
+func (f *inflight[T]) lookup(name string) T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[name]
 }
 
-// yes records that node i answered yes to the tracked round r, and reports
-// whether a release already found nothing to delete there: the caller
-// must then delete the lock again.
+// lateRounds tracks, by token, the won acquire rounds still waiting for
+// slow nodes. A release can reach such a node before its SET, find nothing
+// to delete and leave the SET behind; whichever of the two answers comes
+// second (the acquire's yes, or the release's "not ours") deletes the lock
+// there again.
+type lateRounds = inflight[*round]
+
+// lateState is a round's part in lateRounds; watch sets it before the
+// round's decision is published.
+type lateState struct {
+	tracked
+	key   string
+	nodes []atomic.Int32 // by node: nodeYes or nodeMissed; nil: not watched
+	buf   [8]atomic.Int32
+}
+
+func (r *round) entry() *tracked { return &r.late.tracked }
+
+// Per-node states of a watched round.
+const (
+	nodeYes    = 1 // the acquire's yes arrived
+	nodeMissed = 2 // a release found nothing to delete
+)
+
+// watch readies the round of a lock of key over n nodes for lateRounds.
+func (s *lateState) watch(key string, n int) {
+	s.key, s.nodes = key, room(s.buf[:], n)
+}
+
+// yes records node i's yes, and reports whether a release already missed
+// there: the caller must delete the lock again.
 func (s *lateState) yes(i int) bool {
-	if s.nodes == nil {
-		return false
-	}
-	return !s.nodes[i].CompareAndSwap(0, nodeYes) && s.nodes[i].Load() == nodeMissed
+	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeYes) && s.nodes[i].Load() == nodeMissed
 }
 
 // missed records that a release found nothing to delete on node i, and
-// reports whether the round's yes from that node already arrived: the
-// caller must then delete the lock again.
+// reports whether the yes already arrived: the caller must delete again.
 func (s *lateState) missed(i int) bool {
-	if s.nodes == nil {
-		return false
-	}
-	return !s.nodes[i].CompareAndSwap(0, nodeMissed) && s.nodes[i].Load() == nodeYes
+	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeMissed) && s.nodes[i].Load() == nodeYes
 }
 
-// pointAcquireOn names the fault point an acquire reaches on node i just
-// before it sends its request there ("redlock/acquire:node-<i>"). Tests
-// gate it to make a node answer after the decision.
+// releasing tracks, by lock key, this Locker's successful releases whose
+// nodes have not all answered. An acquire of the key that overtakes the
+// release on such a node deletes the released lock first (the acquire
+// script's "release first"), rather than being refused by it, leaving the
+// node's counter behind and itself in the node's line.
+type releasing = inflight[*pendingRelease]
+
+// pendingRelease is one release round in releasing: pending marks the
+// nodes whose answer has not come yet.
+type pendingRelease struct {
+	tracked
+	key, token string
+	pending    []atomic.Bool
+	buf        [8]atomic.Bool
+}
+
+func (p *pendingRelease) entry() *tracked { return &p.tracked }
+
+// newPendingRelease returns a release of token at key over n nodes, every
+// node pending.
+func newPendingRelease(key, token string, n int) *pendingRelease {
+	p := &pendingRelease{key: key, token: token}
+	p.pending = room(p.buf[:], n)
+	for i := range p.pending {
+		p.pending[i].Store(true)
+	}
+	return p
+}
+
+// answered records that node i answered the release.
+func (p *pendingRelease) answered(i int) { p.pending[i].Store(false) }
+
+// room returns buf[:n], or a new slice when buf is too short.
+func room[T any](buf []T, n int) []T {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]T, n)
+}
+
+// pointAcquireOn and pointReleaseOn name the fault points an acquire and a
+// release reach on node i just before they send their request there.
 func pointAcquireOn(i int) string { return "redlock/acquire:node-" + strconv.Itoa(i) }
+
+func pointReleaseOn(i int) string { return "redlock/release:node-" + strconv.Itoa(i) }

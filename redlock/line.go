@@ -3,49 +3,42 @@ package redlock
 import (
 	"context"
 	_ "embed"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/strategy"
 )
 
 //go:embed release.lua
 var releaseSource string
 
-// LineStale is how long a waiter in Lock may go without an attempt before
-// a node drops it from its line of waiters (protocol.Stale), unless its
-// Locker listens for notices on that node (LineListened). Lock attempts
-// at least every strategy.DefaultRetryMax with the default Retry until it
-// listens, and at least every LineStale/2 whatever the Retry policy, so a
-// live waiter keeps its place; a lock kept free for a waiter whose process
-// died waits at most LineStale.
+// LineStale is how long a waiter may go without an attempt before a node
+// drops it from its line (protocol.Stale), unless its Locker listens there
+// (LineListened). Lock attempts at least every LineStale/2, so a live
+// waiter keeps its place and a dead one holds a free lock back at most
+// LineStale.
 const LineStale = protocol.Stale
 
-// LineListened is how long a waiter whose Locker listens for notices on a
-// node (PUBSUB NUMSUB counts its subscription there) may go without an
-// attempt before that node drops it (protocol.Listened). A waiter that
-// every refusing node saw listening sleeps until a notice wakes it, or
-// LineListened/2 passes, so waiting costs each node one attempt per
-// waiter per LineListened/2; a lock kept free for a waiter whose process
-// froze with its connections open waits at most LineListened.
+// LineListened is LineStale for a waiter whose Locker listens for notices
+// on the node (PUBSUB NUMSUB counts it, protocol.Listened): such a waiter
+// sleeps until a notice, or LineListened/2.
 const LineListened = protocol.Listened
 
-// Abandon takes a waiter that gave up out of every node's line, and
-// passes on each node's copy of the lock that a release handed to it
-// meanwhile (protocol.AbandonSource), waiting at most until ctx ends. It
-// remembers the waiter as gone first (leftWaiters), so that an undo of
-// one of its attempts that reaches a node after this leave does not put
-// it back in line. A node the leave does not reach (the breaker skipped
-// it, or the call lost its reply) is owed it (oweLeave), and gets it as
-// soon as it answers again. It returns nil: the engine need not try
-// again, redlock keeps its lines itself.
+// Abandon takes a waiter that gave up out of every node's line, passing on
+// a copy of the lock a release handed it meanwhile, waiting at most until
+// ctx ends. It first remembers the waiter as gone (leftWaiters), so that a
+// late undo does not put it back. A node the leave does not reach is owed
+// it. It returns nil: redlock keeps its lines itself.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	t.left.add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
-		t.oweLeave(n, a.Key, a.Waiter, member)
+		t.oweCall(n, owedRelease{kv: t.leaveArgs(a.Key, a.Waiter, member), script: t.abandon})
 	}
 	for range t.nodes {
 		select {
@@ -57,26 +50,18 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveOn returns the step that takes the winner of an acquire round (a)
-// out of the line of a node that refused it, where the refusal queued it
-// (or whose answer was lost after the request may have run, which may
-// have queued it): left there, it would keep that node for itself until
-// it went stale, and could be handed that node's copy of the lock, which
-// nobody would release. It runs after the node's answer, so after the
-// request on that node; a
-// copy of the lock a release handed to the waiter on that node since is
-// passed on. What it sends is built only when it runs: most rounds have
-// no refusal.
+// leaveOn returns the step that takes a round's winner (a) out of the line
+// of a node whose refusal queued it: left there, it would keep that node's
+// lock for itself, or be handed a copy nobody releases.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
 	return func(ctx context.Context, l *link) {
 		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
 	}
 }
 
-// leaveNodes takes the waiter named waiter, which a quorum of other nodes
-// handed the lock of rkey (grants), out of the lines of nodes, in the
-// background: each passes on its copy of the lock if it handed it to the
-// waiter, which the waiter's lease does not count.
+// leaveNodes takes waiter, which a quorum of other nodes handed the lock of
+// rkey (grants), out of the lines of nodes in the background, passing on a
+// copy handed to it there.
 func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
 	if len(nodes) == 0 {
 		return
@@ -85,11 +70,9 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
 }
 
-// passOnNodes releases, in the background, the copies of the lock of rkey
-// that releases handed to waiter on nodes, a Lock call of this Locker that
-// no longer waits: each node passes its copy on (release.lua, which hands
-// it to the head of its line) if it still holds the waiter's name; a
-// release that cannot reach a node is owed to it (releaseOn).
+// passOnNodes releases in the background the copies of rkey's lock handed
+// to waiter, a Lock call that no longer waits, on nodes: each passes its
+// copy on to the head of its line (release.lua).
 func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 	keys := keysOf(rkey)
 	release := func(ctx context.Context, l *link) answer {
@@ -99,20 +82,137 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 	t.fanOut(context.Background(), nodes, release, nil).decide(false)
 }
 
-// leaveOp is one node's part of a waiter leaving the line (abandon.lua).
-// A leave that loses its reply may not have run: it is owed to the node
-// (oweLeave).
+// leaveOp is one node's part of a waiter leaving the line (abandon.lua); a
+// leave that loses its reply is owed.
 func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 	return func(ctx context.Context, l *link) answer {
-		a := compareVote(t.evalScript(ctx, l, t.abandon, keysOf(rkey), member, waiter, protocol.Channel(rkey)))
+		kv := t.leaveArgs(rkey, waiter, member)
+		a := compareVote(t.evalArgs(ctx, l, t.abandon, kv))
 		if l.lost {
-			t.oweLeave(l.n, rkey, waiter, member)
+			t.oweCall(l.n, owedRelease{kv: kv, script: t.abandon})
 		}
 		return a
 	}
 }
 
-// lineMember is a's waiter in the nodes' lines (protocol.Member).
+// leaveArgs is abandon.lua's arguments for waiter leaving rkey's line.
+func (t *technique) leaveArgs(rkey, waiter, member string) []any {
+	return append(append(t.abandon.Args(7), keysOf(rkey)...), member, waiter, protocol.Channel(rkey))
+}
+
+// lineMember is a's waiter in the nodes' lines.
 func lineMember(a engine.Attempt) string {
 	return protocol.Member{TTL: a.TTL, Locker: a.Locker, Waiter: a.Waiter}.String()
+}
+
+// requeueOn takes back a waiter's failed attempt a on l's node: it deletes
+// the lock if it holds a's token and puts the waiter back in the line its
+// SET took it out of. For a waiter that gave up (leftWaiters) it only
+// deletes, and one that gave up meanwhile leaves again after it. A requeue
+// that loses its reply is owed, the leave after it included.
+func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine.Attempt) {
+	if t.left.has(a.Waiter) {
+		t.releaseOn(ctx, l, keys, a.Token, plainRelease)
+		return
+	}
+	member := lineMember(a)
+	kv := append(append(t.release.Args(7), keys...), a.Token, a.Arrived.UnixMicro(), member)
+	if !l.lost {
+		_, _ = t.evalArgs(ctx, l, t.release, kv)
+	}
+	if l.lost {
+		t.oweCall(l.n, owedRelease{kv: kv, requeued: &requeued{rkey: a.Key, waiter: a.Waiter, member: member}})
+		return
+	}
+	if t.left.has(a.Waiter) {
+		t.leaveOp(a.Key, a.Waiter, member)(ctx, l)
+	}
+}
+
+// leftWaiters remembers for a while the Lock calls that gave up (Abandon).
+// An undo of theirs can reach a node after their leave (a Lock cut short
+// does not wait for its undos); back in line, the waiter would hold the
+// node's free lock for LineListened.
+type leftWaiters struct {
+	mu     sync.Mutex
+	byName map[string]struct{}
+	order  []leftAt // in the order they left
+}
+
+type leftAt struct {
+	name string
+	at   time.Time
+}
+
+// add remembers that name left at now, and forgets those that left more
+// than horizon ago.
+func (w *leftWaiters) add(name string, now time.Time, horizon time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for n < len(w.order) && now.Sub(w.order[n].at) > horizon {
+		delete(w.byName, w.order[n].name)
+		n++
+	}
+	w.order = append(w.order[:0], w.order[n:]...)
+	if w.byName == nil {
+		w.byName = map[string]struct{}{}
+	}
+	if _, ok := w.byName[name]; !ok { // else Abandon tried again
+		w.byName[name] = struct{}{}
+		w.order = append(w.order, leftAt{name, now})
+	}
+}
+
+// has reports whether the waiter named name left (and is not forgotten).
+func (w *leftWaiters) has(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.byName[name]
+	return ok
+}
+
+// leftHorizon is how long a waiter that left is remembered: an owed
+// requeue is paid within the longest TTL, an undo within NodeTimeout.
+func (t *technique) leftHorizon() time.Duration {
+	return time.Duration(t.maxTTL.Load()) + 2*t.s.nodeTimeout
+}
+
+// handing is the round of an acquire that also released an earlier
+// holder's lock (HandOff), and its tally; r is nil when no round was sent.
+type handing struct {
+	r  *round
+	tl tally
+}
+
+// HandOff hands the lock h holds to next, a waiter of the same Locker, in
+// one round: every node's acquire script deletes h's lock and then makes
+// next's attempt. It returns next's result and error as Acquire does, and
+// the release's outcome: nil once a quorum deleted h's lock (or no quorum
+// can still hold it), strategy.ErrNotHeld when too many nodes did not hold
+// it, else the nodes' failures; it may wait for late nodes.
+func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
+	g, hd, err := t.acquire(ctx, next, h.Value)
+	if hd.r == nil {
+		return g, err, t.Release(ctx, h)
+	}
+	tl := &hd.tl
+	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {
+		select {
+		case a := <-hd.r.answers:
+			tl.add(a)
+		case <-ctx.Done():
+			return g, err, fmt.Errorf("release: %w", ctx.Err())
+		}
+	}
+	switch {
+	case tl.handed >= tl.quorum:
+		return g, err, nil
+	case tl.notHanded > tl.n-tl.quorum:
+		return g, err, fmt.Errorf("release: %w: %d of %d nodes did not hold it", strategy.ErrNotHeld, tl.notHanded, tl.n)
+	case tl.handed > 0 && tl.pending() == 0 && tl.handed+tl.notHanded > tl.n-tl.quorum:
+		return g, err, nil // fewer than a quorum may still hold it
+	}
+	return g, err, fmt.Errorf("release: deleted on %d of %d nodes (quorum %d), %d did not hold it: %w",
+		tl.handed, tl.n, tl.quorum, tl.notHanded, joined(tl.errs))
 }

@@ -9,67 +9,56 @@ import (
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
-// maxOwed is how many releases a node can be owed at most; a release owed
-// beyond it is dropped, and its lock expires at its TTL.
-const maxOwed = 1024
+const (
+	// maxOwed bounds the calls a node is owed; beyond it they are dropped
+	// and their locks expire at their TTL.
+	maxOwed = 1024
+	// owedTries bounds the sends of an owed call that loses its reply.
+	owedTries = 5
+	// plainRelease, as the release script's second argument, deletes the
+	// lock and tells the head without handing it on: an owed release paid
+	// late may find a head that is gone.
+	plainRelease = "-"
+)
 
-// owedTries is how many times an owed release is sent at most while the
-// node fails without a reply.
-const owedTries = 5
-
-// owed is the releases a node is owed: the owner-checked release of a lock
-// that may be left on the node, which was never sent (the node's breaker
-// skipped it while it was suspect) or lost its reply (a killed
-// connection, say; the pool then lends the dead connections beside it).
-// Left alone, such a lock would stay until its TTL, and with one more
-// node failing it keeps every quorum for its key from forming. One payer
-// goroutine per node at a time (pay) sends them as soon as the breaker
-// lets a call through. Every release checks the owner, so a late one is
-// harmless: it deletes only a lock that still holds its token.
+// owed is the calls a node is owed: releases (or a gave-up waiter's leave)
+// the breaker skipped or whose reply was lost, which would otherwise leave
+// a lock until its TTL. One payer goroutine per node at a time (pay) sends
+// them as soon as the breaker lets a call through; every release checks
+// the owner, so a late one is harmless.
 type owed struct {
 	mu     sync.Mutex
 	due    []owedRelease
-	paying bool // a payer runs
+	paying bool
 }
 
-// owedRelease is one owed call: the release script's arguments
-// (read-only), or another script's (a waiter's leave, oweLeave), how many
+// owedRelease is one owed call: a script's arguments (read-only), how many
 // sends lost their reply, and when its lock has expired anyway.
 type owedRelease struct {
 	kv     []any
 	script *redisconn.Script // nil: t.release
 	tries  int
 	until  time.Time
-	// requeued is set for the undo of a waiter's attempt, which puts the
-	// waiter back in line: once paid, a waiter that has left since leaves
-	// again (requeueOn).
+	// requeued is set for a waiter's undo: once paid, a waiter that left
+	// since leaves again (requeueOn).
 	requeued *requeued
 }
 
 // requeued names the waiter an owed undo puts back in rkey's line.
 type requeued struct{ rkey, waiter, member string }
 
-// plainRelease, as the release script's second argument, asks for the
-// delete and the head's notice without a hand-off.
-const plainRelease = "-"
-
-// owe records that n is owed the release of token at keys (keysOf), and
-// starts n's payer unless one runs.
+// owe records that n is owed the release of token at keys, with requeue
+// (see releaseOn) or as a plainRelease.
 func (t *technique) owe(n *node, keys []any, token string, requeue ...any) {
 	if len(requeue) == 0 {
-		// Paid late, maybe as the Locker closes, when the head of the
-		// line may be a waiter that is gone: the lock is deleted and the
-		// head told, never handed to it (release.lua).
 		requeue = []any{plainRelease}
 	}
 	kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
-	kv = append(kv, requeue...)
-	t.oweCall(n, owedRelease{kv: kv})
+	t.oweCall(n, owedRelease{kv: append(kv, requeue...)})
 }
 
-// oweCall records that n is owed o, to expire the longest TTL from now,
-// and starts n's payer unless one runs. The payer sends what a node is
-// owed in the order it was owed.
+// oweCall records that n is owed o until the longest TTL from now, and
+// starts n's payer unless one runs.
 func (t *technique) oweCall(n *node, o owedRelease) {
 	o.until = time.Now().Add(time.Duration(t.maxTTL.Load()))
 	n.owed.mu.Lock()
@@ -85,17 +74,11 @@ func (t *technique) oweCall(n *node, o owedRelease) {
 	}
 }
 
-// pay is n's payer: it sends n's owed releases, each over a call of its
-// own (so the breaker counts its outcome) and only when the breaker lets
-// it through; a release that lost its reply again is owed again, until
-// owedTries. Between passes that left releases owed it waits, from 5 ms
-// doubling up to NodeTimeout. It ends when n is owed nothing, or drops
-// what is left and ends once no release was paid for twice NodeTimeout
-// (a frozen node: its locks expire at their TTL, as they would have), so
-// that Wait, which waits for it, returns within about twice NodeTimeout
-// after the last owed release; once the Locker closes, it makes one last
-// pass, none to a suspect node, and ends within NodeTimeout, inside
-// Close's bound.
+// pay is n's payer: it sends n's owed calls in order, waiting between
+// passes from 5 ms doubling up to NodeTimeout. It ends when n is owed
+// nothing, or drops what is left once nothing was paid for twice
+// NodeTimeout (a frozen node). Once the Locker closes it makes one last
+// pass, none to a suspect node, so it ends within Close's bound.
 func (t *technique) pay(n *node) {
 	defer t.bg.done()
 	wait := 5 * time.Millisecond
@@ -114,8 +97,6 @@ func (t *technique) pay(n *node) {
 		}
 		n.owed.mu.Unlock()
 		if t.isClosing() {
-			// One last pass, unless the node is suspect (its probe could
-			// outlast Close's bound): what is left is dropped.
 			if !n.br.suspect.Load() {
 				t.payOnce(n, due)
 			}
@@ -153,10 +134,10 @@ func (t *technique) isClosing() bool {
 	}
 }
 
-// payOnce sends each release in due that has not expired while the
-// breaker lets calls through to n and the node replies, and returns those
-// still owed: the ones it did not send, and the one that lost its reply,
-// unless that was its owedTries-th time.
+// payOnce sends each call in due that has not expired, each over a call of
+// its own so the breaker counts it, while the breaker lets calls through
+// and the node replies. It returns those still owed: the ones not sent,
+// and the one that lost its reply unless that was its owedTries-th time.
 func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 	var unpaid []owedRelease
 	now := time.Now()
@@ -173,15 +154,12 @@ func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 		l, _ := t.call(ctx, n, probe, func(ctx context.Context, l *link) answer {
 			a := compareVote(t.evalArgs(ctx, l, script, o.kv))
 			if q := o.requeued; q != nil && !l.lost && t.left.has(q.waiter) {
-				// The waiter gave up: it leaves the line this undo put it
-				// back in.
-				t.leaveOp(q.rkey, q.waiter, q.member)(ctx, l)
+				t.leaveOp(q.rkey, q.waiter, q.member)(ctx, l) // it gave up since
 			}
 			return a
 		})
 		cancel()
 		if l.lost {
-			// The node failed again: the rest waits for the next pass.
 			if o.tries++; o.tries < owedTries {
 				unpaid = append(unpaid, o)
 			}

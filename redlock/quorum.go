@@ -13,50 +13,26 @@ import (
 type vote int
 
 const (
-	// voteYes: the node did what was asked (SET NX succeeded, the compare
-	// script matched our token).
-	voteYes vote = iota + 1
-	// voteNo: the node answered no (the key is someone else's, or missing).
-	voteNo
-	// voteExcluded: the node answered, but the restart guard leaves it out
-	// of quorums for now; it counts as a refusal.
-	voteExcluded
-	// voteFailed: no usable answer (dial error, timeout, error reply).
-	voteFailed
+	voteYes      vote = iota + 1 // did what was asked
+	voteNo                       // the key is someone else's, or missing
+	voteExcluded                 // a yes the restart guard leaves out: a refusal
+	voteFailed                   // no usable answer
 )
 
 // answer is one node's reply to one request.
 type answer struct {
-	node int
-	vote vote
-	err  error // set for voteFailed, and explains voteExcluded
-	// mayHold reports that the node may now hold the lock for this
-	// attempt: its SET succeeded, or the outcome is unknown. A failed
-	// acquire releases such nodes.
-	mayHold bool
-	// counter is, for an acquire's yes, the node's fencing counter after
-	// the INCR that came with the SET (0 elsewhere).
-	counter int64
-	// remaining is, for an acquire's no, how long the holder's lock has
-	// left on the node (PTTL); 0 when unknown or the key has no expiry.
-	remaining time.Duration
-	// prev is, for an acquire that also released an earlier holder's lock
-	// (a hand-off, see HandOff), whether the node deleted that lock.
-	prev prevState
-	// listened is, for an acquire's no to a waiter, that the node saw the
-	// waiter's Locker listening on its inbox there, so that its line keeps
-	// the waiter's place for LineListened.
-	listened bool
-	// queued is, for an acquire's no to a waiter, that the node queued it
-	// (a refusal because the lock is someone else's or kept for an earlier
-	// waiter), and fenceSeen the node's fencing counter then (-1: none),
-	// for grants.
-	queued    bool
-	fenceSeen int64
+	node      int
+	vote      vote
+	err       error         // for voteFailed; explains voteExcluded
+	mayHold   bool          // its SET succeeded or may have: undo it on failure
+	counter   int64         // a yes's fencing counter after its INCR
+	remaining time.Duration // the holder's PTTL on a refusal; 0: unknown
+	prev      prevState     // for a hand-off: the earlier holder's lock
+	listened  bool          // a refusal whose node saw the waiter's Locker listening
+	queued    bool          // a refusal that queued the waiter, with the
+	fenceSeen int64         // node's fencing counter then (-1: none), for grants
 }
 
-// prevState is what a node's answer says of the earlier holder's lock in a
-// hand-off.
 type prevState int8
 
 const (
@@ -65,7 +41,7 @@ const (
 	prevAbsent                   // the node did not hold it
 )
 
-// tally counts the answers of one round against the quorum.
+// tally counts one round's answers against the quorum.
 type tally struct {
 	n, quorum int
 	yes       int
@@ -73,18 +49,10 @@ type tally struct {
 	failed    int
 	excluded  int
 	errs      []error
-	// granted marks, by node index, the nodes whose SET succeeded (yes or
-	// excluded votes); nil until the first one.
-	granted []bool
-	// counters holds, by node index, the fencing counter each yes-voter of
-	// an acquire returned (0: none); nil until the first one.
-	counters []int64
-	// busy is the shortest remaining TTL among the nodes that refused an
-	// acquire because the key is held; 0 when none reported one.
-	busy time.Duration
-	// listened counts the refusals whose node saw the waiter's Locker
-	// listening (answer.listened).
-	listened int
+	granted   []bool        // by node: its SET succeeded; nil until one did
+	counters  []int64       // by node: a yes-voter's fencing counter; nil until one
+	busy      time.Duration // the shortest remaining TTL refusals reported
+	listened  int           // refusals with answer.listened
 	// handed and notHanded count, for a hand-off, the nodes that deleted
 	// the earlier holder's lock and those that did not hold it.
 	handed, notHanded int
@@ -140,28 +108,22 @@ func (t *tally) won() bool { return t.yes >= t.quorum }
 // lost reports that a quorum can no longer say yes.
 func (t *tally) lost() bool { return t.yes+t.pending() < t.quorum }
 
-// refusedByQuorum reports that refusals alone rule out a quorum: more than
-// n-quorum nodes said no. That is "held by someone else" (or "not ours"),
-// as opposed to "could not tell because nodes failed".
+// refusedByQuorum reports that refusals alone rule out a quorum ("held by
+// someone else" or "not ours", rather than "nodes failed").
 func (t *tally) refusedByQuorum() bool { return t.refused > t.n-t.quorum }
 
 // heardEverywhere reports, for a refused acquire, that every node that
 // answered before the decision refused it and saw the waiter's Locker
-// listening, so that their lines keep the waiter's place for
-// LineListened. A node that said yes (and put the waiter back in line with
-// the undo) or failed did not say; a node that answers after the decision
-// does not count (at worst it drops the waiter after LineStale, and the
-// waiter joins it again, in its ticket's place, at its next attempt).
+// listening. A late node at worst drops the waiter after LineStale.
 func (t *tally) heardEverywhere() bool {
 	return t.listened > 0 && t.listened == t.n-t.pending()
 }
 
-// released reports, for a release round, that the lock is gone even
-// without a quorum of deletions: a node deleted it, and the nodes that may
-// still hold the token (failed or not answered) are fewer than a quorum.
+// released reports, for a release round, that the lock is gone without a
+// quorum of deletions: a node deleted it, and fewer than a quorum may
+// still hold it.
 func (t *tally) released() bool { return t.yes > 0 && t.yes+t.refused > t.n-t.quorum }
 
-// String summarises the tally for error messages.
 func (t *tally) String() string {
 	s := fmt.Sprintf("%d of %d nodes said yes (quorum %d), %d no", t.yes, t.n, t.quorum, t.refused)
 	if t.excluded > 0 {
@@ -176,10 +138,9 @@ func (t *tally) String() string {
 	return s
 }
 
-// failure builds the error of a round that did not reach its quorum.
-// refusal is the sentinel to wrap when refusals alone ruled the quorum out
-// (ErrNotAcquired for acquire, ErrNotHeld for release and extend); cause is
-// a context error or errValidity, or nil.
+// failure is the error of a round without a quorum: it wraps cause (a
+// context error, errValidity or nil), else refusal when refusals ruled the
+// quorum out, and the nodes' failures.
 func (t *tally) failure(op string, refusal, cause error) error {
 	var parts []error
 	if cause != nil {
@@ -188,17 +149,17 @@ func (t *tally) failure(op string, refusal, cause error) error {
 		parts = append(parts, refusal)
 	}
 	parts = append(parts, t.errs...)
-	if len(parts) == 0 {
-		// Cannot happen: a lost round has refusals or failures.
+	switch len(parts) {
+	case 0: // cannot happen: a lost round has refusals or failures
 		parts = append(parts, errNoQuorum)
+	case 1:
+	default:
+		return fmt.Errorf("%s: %s: %w", op, t.String(), joined(parts))
 	}
-	if len(parts) == 1 {
-		return fmt.Errorf("%s: %s: %w", op, t.String(), parts[0])
-	}
-	return fmt.Errorf("%s: %s: %w", op, t.String(), joined(parts))
+	return fmt.Errorf("%s: %s: %w", op, t.String(), parts[0])
 }
 
-// joined is errors.Join on one line: its parts separated by "; ".
+// joined is errors.Join on one line, its parts separated by "; ".
 type joined []error
 
 func (j joined) Error() string {
@@ -212,50 +173,36 @@ func (j joined) Error() string {
 func (j joined) Unwrap() []error { return j }
 
 var (
-	// errNoQuorum is the cause of a round that ended without a quorum and
-	// without any more specific reason.
-	errNoQuorum = errors.New("no quorum")
-	// errValidity reports a quorum reached too late: the time it took left
-	// no validity (see Config.DriftFactor).
-	errValidity = errors.New("quorum reached after the lock's validity ran out")
+	errNoQuorum  = errors.New("no quorum")
+	errValidity  = errors.New("quorum reached after the lock's validity ran out")
+	errRestarted = errors.New("node restarted recently; the restart guard leaves it out of quorums for one TTL")
 )
 
 // acquireVote turns an acquire script's reply into a vote, applying the
 // restart guard.
 func (t *technique) acquireVote(n *node, reply any, err error) answer {
 	if err != nil {
-		// The SET may have run before the failure, unless it was never
-		// sent: release it if the round fails.
+		// The SET may have run, unless it was never sent.
 		return answer{vote: voteFailed, err: err, mayHold: !errors.Is(err, redisconn.ErrNotSent)}
 	}
 	v, ok := acquireReply(reply)
-	if !ok {
+	switch {
+	case !ok || v[0] < 0 || v[0] > 2:
 		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
-	}
-	switch v[0] {
-	case 1:
-	case 0, 2:
+	case v[0] != 1:
 		var remaining time.Duration
 		if v[1] >= 0 { // -1: the holder's key has no expiry
 			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
 		}
-		if v[0] == 2 {
-			// A token of this Lock call the script does not take over:
-			// this attempt's own, left by its undo racing it (its release
-			// runs within NodeTimeout or so, and publishes no notice), a
-			// later attempt's (this request came late: the round is
-			// decided already) or a hand-off's. An earlier attempt's token
-			// is taken over by the script.
-			if remaining == 0 || remaining > t.s.nodeTimeout {
-				remaining = t.s.nodeTimeout
-			}
+		if v[0] == 2 && (remaining == 0 || remaining > t.s.nodeTimeout) {
+			// A token of this Lock call not taken over (this attempt's
+			// own left by its undo, a later attempt's, a hand-off's): it is
+			// released within about NodeTimeout.
+			remaining = t.s.nodeTimeout
 		}
 		queued := v[0] == 0 && v[4] != noRefusal
 		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1, queued: queued, fenceSeen: v[4]}
-	default:
-		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
-	}
-	if t.s.guard && n.excluded(t.clock.now()) {
+	case t.s.guard && n.excluded(t.clock.now()):
 		return answer{vote: voteExcluded, err: errRestarted, mayHold: true, prev: prevOf(v[2])}
 	}
 	return answer{vote: voteYes, mayHold: true, counter: v[1], prev: prevOf(v[2])}
@@ -270,10 +217,8 @@ func prevOf(released int64) prevState {
 }
 
 // acquireReply reads an acquire script's reply as {status, n, released,
-// listened, fence seen}: the fencing counter alone (the uncontended
-// path's reply) is {1, counter, 0, 0, noRefusal}, and a shorter reply has
-// listened 0 and, fifth, noRefusal (only a refusal to a waiter carries
-// the counter).
+// listened, fence seen}: a bare counter is {1, counter, 0, 0, noRefusal},
+// and a shorter array ends with listened 0 and noRefusal.
 func acquireReply(reply any) ([5]int64, bool) {
 	out := [5]int64{4: noRefusal}
 	if f, ok := reply.(int64); ok {
@@ -291,6 +236,3 @@ func acquireReply(reply any) ([5]int64, bool) {
 	}
 	return out, true
 }
-
-// errRestarted explains an excluded vote.
-var errRestarted = errors.New("node restarted recently; the restart guard leaves it out of quorums for one TTL")

@@ -1,7 +1,7 @@
 -- raise: the fencing write-back of a Redlock acquire on one node. It
 -- starts with the prelude (package protocol) and the protocol's constants
 -- (RETENTION, protocol.FenceRetention in ms, is the one it reads;
--- constants in redlock.go).
+-- see useRetention).
 -- KEYS[1] the lock, KEYS[2] its fencing counter. ARGV[1] the owner's
 -- token, ARGV[2] the fencing token F and ARGV[3] the lock's TTL in ms.
 -- While the lock still holds the token, sets the counter to max(counter, F)

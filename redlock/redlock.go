@@ -23,23 +23,15 @@ type Locker struct {
 
 var _ strategy.Locker = (*Locker)(nil)
 
-// New returns a Locker that keeps its locks on the Redis masters behind
-// pools, one pool per independent node (no replication between them).
+// New returns a Locker over pools, one pool per independent master.
 //
 // It returns an error wrapping strategy.ErrInvalidConfig that names the
 // field when pools is empty, a pool is nil (pools[i]), Quorum is outside
 // 1..len(pools), DriftFactor or NodeTimeout is negative, or a
-// strategy.Config field is out of range (negative TTL, TTL below 1 ms).
-//
-// The same pool given twice is accepted but unsafe: that node then votes
-// twice, so a quorum can be reached with fewer real nodes than Quorum.
-//
-// Any redis.Conn serves (see strategy.Pool): NodeTimeout bounds a node's
-// call through redis.ConnWithTimeout's read deadline, else through
-// redis.ConnWithContext; a connection with neither is bounded by its own
-// timeouts only. A pool that returns no connection, or a pool or
-// connection that panics, is that node's failure: the panic is recovered
-// in the node's goroutine.
+// strategy.Config field is out of range. The same pool given twice votes
+// twice, which is unsafe. NodeTimeout bounds a node's call through
+// redis.ConnWithTimeout, else redis.ConnWithContext; a pool or connection
+// that fails or panics is that node's failure.
 func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if cfg.Config.Retry == nil {
 		cfg.Config.Retry = DefaultRetry()
@@ -63,9 +55,8 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	for i, p := range pools {
 		t.nodes = append(t.nodes, &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
 	}
-	// Waiters listen for release notices on every node: any node's notice
-	// wakes them (Release publishes on each node it deletes from, to the
-	// inbox of the head of that node's line).
+	// Waiters listen on every node: a release notifies the head of that
+	// node's line.
 	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits(), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
 	if err != nil {
 		return nil, err
@@ -94,84 +85,80 @@ func properties() strategy.Properties {
 	}
 }
 
-// TryLock makes one attempt to acquire key on every node. It returns the
-// Lease when a quorum granted it within the validity; its Fence is the
-// fencing token (see the package documentation). It returns an error
-// wrapping strategy.ErrNotAcquired when enough nodes refused (held by
-// someone else, or left out by the restart guard) that no quorum is
-// possible, and then, when the refusing nodes reported the holder's
-// remaining TTL, an *engine.BusyError with the shortest of them;
-// strategy.ErrInvalidConfig for an empty key; and otherwise an error
-// wrapping the nodes' failures (matching context.DeadlineExceeded when
-// nodes timed out, or ctx.Err() when ctx ended), including a fencing
-// write-back that did not reach a quorum. A failed attempt releases every
-// node it may have locked, in the background.
+// TryLock makes one attempt on every node. It returns the Lease when a
+// quorum granted it within the validity; its Fence is the fencing token.
+// It returns an error wrapping strategy.ErrNotAcquired when refusals rule a
+// quorum out (an *engine.BusyError with the shortest remaining TTL when the
+// nodes reported one), strategy.ErrInvalidConfig for an empty key, and
+// otherwise the nodes' failures (matching context.DeadlineExceeded on
+// timeouts, or ctx.Err()), a failed fencing write-back included. A failed
+// attempt is released in the background.
 func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.TryLock(ctx, key)
 }
 
-// Lock acquires key, retrying after jittered waits (Config.Retry) until it
-// succeeds or ctx ends. It waits in each node's line of waiters, served in
-// the order the Lock calls began (see "Waiting in line" in the package
-// documentation). A waiter also retries at once when a release notice
-// naming it arrives from any node (it listens on every node, one
-// subscription connection per node for the whole Locker), and no later
-// than the holder's remaining TTL or LineStale/2 (LineListened/2 once the
-// nodes saw its Locker listening). When it gives up the
-// error wraps strategy.ErrNotAcquired, ctx.Err() and the last failure, if
-// there was one.
+// Lock acquires key, waiting in every node's line until it succeeds or ctx
+// ends. A waiter retries when a release notice naming it arrives, no later
+// than the holder's remaining TTL or the line's keep-place bound, and on
+// Config.Retry until it listens. Giving up returns an error wrapping
+// strategy.ErrNotAcquired, ctx.Err() and the last failure.
 //
-// The returned Lease's Unlock returns nil once a quorum deleted the lock, or
-// once every node answered and the lock is released all the same (a node
-// deleted it and too few nodes may still hold it to form a quorum); it
-// returns an error wrapping strategy.ErrNotHeld when more than N-Quorum
-// nodes said the lock was not ours. When a goroutine of the same Locker
-// waits for the key, Unlock hands the lock to it in the same round. Its
-// Extend needs a quorum of nodes that still hold the lock and moves
-// Deadline to the new validity, else it returns an error wrapping
-// strategy.ErrNotHeld when the lock was lost.
-// Otherwise both return the nodes' failures, which match neither sentinel.
+// The Lease's Unlock returns nil once a quorum deleted the lock, or once
+// every node answered and too few may still hold it to form a quorum; it
+// hands the lock in the same round to a waiting goroutine of this Locker.
+// Extend needs a quorum that still holds the lock and moves Deadline. Both
+// return an error wrapping strategy.ErrNotHeld when more than N-Quorum
+// nodes said the lock was not ours, else the nodes' failures.
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
 }
 
-// Properties reports atomic acquire, owner-safe release, tolerance of the
-// loss of a minority of nodes, fencing tokens, one (parallel) round trip
-// each way (an acquire takes a second one only when the nodes' fencing
-// counters disagree), and no clock safety.
+// Properties reports atomic acquire, owner-safe release, tolerance of a
+// minority of failed nodes, fencing, one parallel round trip each way and
+// no clock safety.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
-// Config returns the Locker's configuration with every default filled in
-// (Quorum, DriftFactor, NodeTimeout, and the strategy.Config fields).
+// Config returns the Locker's configuration with every default filled in.
 func (l *Locker) Config() Config { return l.cfg }
 
-// Wait blocks until every background call of this Locker has ended, or ctx
-// ends (it then returns ctx.Err()). Background calls are the answers a
-// decision did not wait for: slow or frozen nodes, releases after a failed
-// attempt, and the nodes an Unlock or Extend did not need for its quorum.
-// Each ends on its own within about twice Config.NodeTimeout; Wait is for
-// tests and for a clean shutdown.
+// Wait blocks until every background node call of this Locker has ended
+// (answers a decision did not wait for, releases of failed attempts, owed
+// releases), or returns ctx.Err() when ctx ends first. Each ends within
+// about twice Config.NodeTimeout.
 func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
 
-// useRetention builds the scripts that read the protocol's constants, with
-// fencing counters kept for retention after their lock's TTL
-// (protocol.FenceRetention; tests shorten it). Call it before the
-// technique is used.
+// Close ends the notice connections, then waits for the background calls
+// (Wait), which may be releases, for at most closeBound. Waiting Lock calls
+// give up with strategy.ErrNotAcquired and strategy.ErrClosed; later
+// TryLock, Lock and Extend calls return strategy.ErrClosed, while Unlock
+// still releases. It returns nil, or an error wrapping
+// context.DeadlineExceeded when background calls outlast the bound; a
+// second Close does nothing more.
+func (l *Locker) Close() error {
+	if err := l.e.Close(); err != nil {
+		return lockerr.New(name, fmt.Errorf("close: %w", err))
+	}
+	l.t.closeGrants()
+	ctx, cancel := context.WithTimeout(context.Background(), l.closeBound())
+	defer cancel()
+	if err := l.Wait(ctx); err != nil {
+		return lockerr.New(name, fmt.Errorf("close: background calls still running: %w", err))
+	}
+	return nil
+}
+
+// closeBound is twice NodeTimeout, the most a background call takes, and a
+// second for a loaded machine.
+func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.Second }
+
+// useRetention builds the scripts with fencing counters kept for retention
+// after their lock's TTL (tests shorten it). Call it before any use.
 func (t *technique) useRetention(retention time.Duration) {
-	consts := constants(retention)
+	// Constants in the scripts' text cost nothing per call.
+	consts := fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
+		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
 	t.acquireScript = redisconn.NewScript(4, protocol.Source(consts+acquireSource))
 	t.raise = redisconn.NewScript(2, protocol.Source(consts+raiseSource))
 	t.release = redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource))
 	t.abandon = redisconn.NewScript(4, protocol.AbandonSource(consts))
-}
-
-// constants is the Lua that sets the protocol's constants the scripts
-// read (STALE, protocol.Stale; LISTENED, protocol.Listened; RECENT,
-// protocol.HandOffRecent; and RETENTION, the fencing counters' retention,
-// in ms), put in front of them after the prelude: a constant in the
-// script's text costs nothing per call, an argument costs the client its
-// boxing and every node its parsing.
-func constants(retention time.Duration) string {
-	return fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
-		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
 }

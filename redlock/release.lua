@@ -1,25 +1,15 @@
--- release: one node's part of a Redlock release. It starts with the
--- prelude, the protocol's constants (STALE, LISTENED, RECENT, RETENTION,
--- in ms; constants in redlock.go) and handOn (protocol.HandOnSource).
--- KEYS the lock, its fencing counter, its line of waiters and their
--- last-seen times (protocol.Keys; boxed once per lease, from the acquire);
--- ARGV[1] the owner's token, and ARGV[2] and ARGV[3] (only for a failed
--- attempt's undo) the ticket and line member of a waiter to put back in
--- line, or ARGV[2] "-" alone for a plain release: one paid late (owed),
--- when the head of the line may be a waiter that is gone, deletes the
--- lock and tells the head, and hands nothing. The lock's notice channel (protocol.Channel) is the lock's key and
--- ":notice", built here.
--- Only if the lock still holds the token: when nobody waits, the plain
--- delete. A release passes the lock on to the head of the line (handOn):
--- to a live head it is handed, set to the waiter's name with the next
--- fencing token and a hand-off notice to its Locker, which holds the lock
--- once a quorum of nodes handed it theirs; else it is deleted and the
--- head told to try. A failed attempt's undo deletes the lock and puts its
--- waiter back in the line, where its SET took it out; then, when anyone
--- else heads the line, it tells that waiter to try (an undo hands
--- nothing: the waiter whose vote it takes back may be the head).
--- Replies 1 when deleted or handed on, 0 when the lock was missing or
--- someone else's.
+-- release: one node's part of a Redlock release. The prelude, the
+-- constants (STALE, LISTENED, RECENT, RETENTION in ms; see useRetention)
+-- and handOn (protocol.HandOnSource) come in front.
+-- KEYS the lock, its fencing counter, its line and the waiters' last-seen
+-- times (protocol.Keys). ARGV[1] the owner's token; for a failed attempt's
+-- undo, ARGV[2] and ARGV[3] the ticket and line member of the waiter to
+-- put back in line; or ARGV[2] "-" alone for an owed release paid late,
+-- which deletes and tells the head but hands nothing (the head may be gone).
+-- Only while the lock holds the token: with nobody waiting, a plain delete;
+-- else the lock is passed on to the head of the line (handOn). An undo
+-- deletes, requeues its waiter and tells any other head to try.
+-- Replies 1 when deleted or handed on, 0 when missing or someone else's.
 local lock, line, seen, requeue = KEYS[1], KEYS[3], KEYS[4], ARGV[3]
 if redis.call("GET", lock) ~= ARGV[1] then
 	return 0
