@@ -76,6 +76,7 @@ func TestCluster(t *testing.T) {
 	if len(owners) < 2 {
 		t.Errorf("the keys all map to one master, want them spread over at least 2")
 	}
+	checkMisuse(t, c)
 	// Slot asks another master when the first is down.
 	masters[0].Kill()
 	if slot := c.Slot("foo"); slot != 12182 {
