@@ -253,7 +253,7 @@ func parseSlotRange(r any) (first, last int, addr string, err error) {
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || first < 0 || last >= clusterSlots || first > last {
 		return 0, 0, "", fmt.Errorf("entry %v: bad slot range or address", r)
 	}
-	return first, last, ip + ":" + strconv.Itoa(port), nil
+	return first, last, nodeAddrOf(ip, port), nil
 }
 
 // indexOf returns the index of the master whose address is addr, or -1.

@@ -1,7 +1,9 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -108,6 +110,27 @@ func (c *Cluster) Rejoin(node *Node) {
 	if err := c.waitSettled(failoverTimeout); err != nil {
 		c.t.Fatalf("redistest: Rejoin %s: %v", node.Addr(), err)
 	}
+}
+
+// NodeTimeout returns the cluster's cluster-node-timeout (CONFIG GET on the
+// first live node): how long a master may be unreachable before the others
+// count it as failing, which bounds from below how long KillMaster's
+// failover takes. It calls t.Fatalf when no node answers.
+func (c *Cluster) NodeTimeout() time.Duration {
+	c.t.Helper()
+	var errs []error
+	for _, n := range c.liveNodes() {
+		reply, err := redis.Strings(n.Do("CONFIG", "GET", "cluster-node-timeout"))
+		if err == nil && len(reply) == 2 {
+			ms, err := strconv.Atoi(reply[1])
+			if err == nil {
+				return time.Duration(ms) * time.Millisecond
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: %q, %v", n.Addr(), reply, err))
+	}
+	c.t.Fatalf("redistest: NodeTimeout: CONFIG GET cluster-node-timeout: %v", errors.Join(errs...))
+	return 0
 }
 
 // swap makes the replica of shard i its master, and the master its replica.

@@ -140,7 +140,8 @@ func (c *Cluster) checkNode(n *Node) error {
 // checkView compares one node's view with the harness's record: each slot
 // served by the master of the shard owner names, each live master a
 // master, each live replica a replica of its shard's master. A view read
-// from CLUSTER SLOTS is not asked about the shards that serve no slot.
+// from CLUSTER SLOTS is not asked about the shards that serve no slot, nor
+// about replicas: it leaves out those that have no replication offset yet.
 func (c *Cluster) checkView(v view) error {
 	var errs []error
 	served := make([]bool, len(c.masters))
@@ -159,7 +160,7 @@ func (c *Cluster) checkView(v view) error {
 		if alive(m) && v.role[m.Addr()] != roleMaster {
 			errs = append(errs, fmt.Errorf("%s has role %q, want %s", m.Addr(), v.role[m.Addr()], roleMaster))
 		}
-		if c.replicas == nil || !alive(c.replicas[i]) {
+		if c.replicas == nil || !alive(c.replicas[i]) || !v.complete {
 			continue
 		}
 		r := c.replicas[i]

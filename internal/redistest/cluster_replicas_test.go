@@ -65,6 +65,9 @@ func checkReplicaCluster(t *testing.T, c *Cluster) {
 		}
 		checkRole(t, masters[i], "master")
 	}
+	if got := c.NodeTimeout(); got != clusterNodeTimeout {
+		t.Errorf("NodeTimeout() = %v, want %v", got, clusterNodeTimeout)
+	}
 	got := c.SlotMap()
 	want := make([]SlotRange, clusterMasters)
 	for i, m := range masters {
@@ -272,6 +275,9 @@ func checkMisuse(t *testing.T, plain *Cluster) {
 	if r := plain.Replicas(); r != nil {
 		t.Errorf("Replicas() of a cluster without replicas = %v, want nil", addrs(r))
 	}
+	if got, want := plain.NodeTimeout(), 15*time.Second; got != want {
+		t.Errorf("NodeTimeout() without replicas = %v, want the server's default %v", got, want)
+	}
 	m := plain.Masters()
 	slot0 := plain.NodeForSlot(0)
 	tests := []struct {
@@ -349,6 +355,13 @@ func TestParseViews(t *testing.T) {
 	}
 	if v.replicaOf["127.0.0.1:2"] != "127.0.0.1:1" || v.role["127.0.0.1:5"] != roleMaster || !v.complete {
 		t.Errorf("parseShards = %+v; want 2 a replica of 1, 5 a master, complete", v)
+	}
+	// A lone node does not know its own address yet.
+	lone := []any{[]byte("port"), int64(7), []byte("ip"), []byte(""), []byte("endpoint"), []byte(""),
+		[]byte("role"), []byte("master"), []byte("health"), []byte("online")}
+	v, err = parseShards([]any{shard([]any{int64(0), int64(clusterSlots - 1)}, lone)})
+	if want := "[{0 16383 127.0.0.1:7}]"; err != nil || fmt.Sprint(v.ranges) != want {
+		t.Errorf("parseShards of a node without an address: ranges %v, %v; want %s", v.ranges, err, want)
 	}
 	for _, tc := range []struct {
 		name  string

@@ -3,6 +3,7 @@ package redistest
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,8 @@ type view struct {
 	// replicaOf maps a replica's address to its master's.
 	replicaOf map[string]string
 	// complete is false for a view read from CLUSTER SLOTS, which leaves
-	// out the masters that serve no slot, and their replicas.
+	// out the masters that serve no slot, and replicas that are failed or
+	// have no replication offset yet.
 	complete bool
 }
 
@@ -216,7 +218,20 @@ func parseShardNode(node any) (addr, role, health string, err error) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return "", "", "", fmt.Errorf("node %v: want ip, port and role", node)
 	}
-	return ip + ":" + strconv.Itoa(port), role, health, nil
+	if ip == "" {
+		ip, _ = redis.String(f["endpoint"], nil)
+	}
+	return nodeAddrOf(ip, port), role, health, nil
+}
+
+// nodeAddrOf returns the address of the node at ip and port. A node that
+// nobody has told its address yet shows none for itself; the harness's
+// nodes all listen on 127.0.0.1.
+func nodeAddrOf(ip string, port int) string {
+	if ip == "" || ip == "?" {
+		ip = "127.0.0.1"
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
 // parseSlots parses a CLUSTER SLOTS reply: per range, first and last slot,
@@ -241,7 +256,7 @@ func parseSlots(reply []any) (view, error) {
 			if err1 != nil || err2 != nil {
 				return view{}, fmt.Errorf("entry %v: replica %v is not [ip port ...]", r, rep)
 			}
-			addr := ip + ":" + strconv.Itoa(port)
+			addr := nodeAddrOf(ip, port)
 			v.role[addr] = roleReplica
 			v.replicaOf[addr] = master
 		}
