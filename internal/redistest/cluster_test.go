@@ -111,7 +111,7 @@ func TestStartClusterFailsWithAReason(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"without redis-server", map[string]string{envBackend: backendDocker, "PATH": t.TempDir()}, "apt-get install redis-server"},
+		{"without redis-server", map[string]string{envBackend: backendDocker, envServer: defaultServer, "PATH": t.TempDir()}, "apt-get install redis-server"},
 		{"unknown backend", map[string]string{envBackend: "bogus"}, `"bogus"`},
 	}
 	for _, tc := range tests {
