@@ -32,7 +32,10 @@ const (
 // torn down when the test ends. Its methods report failures with t.Fatalf
 // on the TB given to StartCluster, so they must be called from the test's
 // goroutine; the Nodes and pools they return may be used from any
-// goroutine.
+// goroutine. Masters, Replicas, NodeForSlot, NodeFor and PoolFor only
+// fail on a broken cluster, and may be read from other goroutines while
+// the test's goroutine moves slots or fails a master over: they see the
+// record before or after each change.
 //
 // The cluster is made of three shards, numbered as Masters orders them:
 // shard i is the master that first served the i-th third of the slots and,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -22,7 +23,25 @@ func checkMoveUnderTraffic(t *testing.T, c *Cluster) {
 	}
 	traffic := startTraffic(t, source.Addr(), keys)
 	traffic.waitOps(t, 50)
+	// Another goroutine reads the harness's record while the move
+	// changes it (the race detector watches).
+	slot, quit, done := c.Slot(keys[0]), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if n := c.NodeForSlot(slot); n != source && n != target {
+				t.Errorf("NodeForSlot(%d) during the move = %s, want %s or %s", slot, n.Addr(), source.Addr(), target.Addr())
+			}
+		}
+	}()
 	c.MoveKeys(target, keys...)
+	close(quit)
+	<-done
 	traffic.waitOps(t, 50)
 	counts := traffic.stop(t)
 
