@@ -177,8 +177,10 @@ func checkRole(t *testing.T, node *Node, role string) map[string]string {
 // (WAIT 1).
 func waitReplicas(t *testing.T, master *Node) {
 	t.Helper()
-	if n, err := redis.Int(master.Do("WAIT", 1, 1000)); err != nil || n != 1 {
-		t.Fatalf("WAIT 1 1000 on %s = %d, %v; want 1 replica", master.Addr(), n, err)
+	// WAIT returns as soon as the replica acknowledges; 5 s spares a
+	// loaded machine a false alarm.
+	if n, err := redis.Int(doTimed(7*time.Second, master.Addr(), "WAIT", 1, 5000)); err != nil || n != 1 {
+		t.Fatalf("WAIT 1 5000 on %s = %d, %v; want 1 replica", master.Addr(), n, err)
 	}
 }
 
