@@ -208,7 +208,8 @@ func (c *Cluster) MoveSlots(target *Node, slots ...int) {
 }
 
 // MoveKeys moves the slots of keys to target with MoveSlots: with each key,
-// every other key of its slot moves too.
+// every other key of its slot moves too. Keys of one slot move it once. It
+// calls t.Fatalf as MoveSlots does.
 func (c *Cluster) MoveKeys(target *Node, keys ...string) {
 	c.t.Helper()
 	slots := make([]int, 0, len(keys))
