@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +33,18 @@ func TestClusterReplicas(t *testing.T) {
 	step = time.Now()
 	killed := checkKillMaster(t, c)
 	t.Logf("killed a master and saw its replica promoted in %v", time.Since(step))
+	// Neither failover runs while the shard's replica is down.
+	for name, call := range map[string]func(){
+		"Failover":   func() { c.Failover(c.Masters()[2]) },
+		"KillMaster": func() { c.KillMaster(c.Masters()[2]) },
+	} {
+		if got, want := fatalOf(t, c, call), "must both run"; !strings.Contains(got, want) {
+			t.Errorf("%s with the replica down: Fatalf %q, want it to hold %q", name, got, want)
+		}
+	}
 	step = time.Now()
 	c.Rejoin(killed)
+	c.Rejoin(killed) // does nothing: it runs
 	checkRole(t, killed, "slave")
 	checkSlotMap(t, c)
 	t.Logf("rejoined in %v; %v in all", time.Since(step), time.Since(start))
