@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -76,6 +77,7 @@ func TestCluster(t *testing.T) {
 	if len(owners) < 2 {
 		t.Errorf("the keys all map to one master, want them spread over at least 2")
 	}
+	checkMisuse(t, c)
 	// Slot asks another master when the first is down.
 	masters[0].Kill()
 	if slot := c.Slot("foo"); slot != 12182 {
@@ -110,7 +112,7 @@ func TestStartClusterFailsWithAReason(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"without redis-server", map[string]string{envBackend: backendDocker, "PATH": t.TempDir()}, "apt-get install redis-server"},
+		{"without redis-server", map[string]string{envBackend: backendDocker, envServer: defaultServer, "PATH": t.TempDir()}, "apt-get install redis-server"},
 		{"unknown backend", map[string]string{envBackend: "bogus"}, `"bogus"`},
 	}
 	for _, tc := range tests {
@@ -130,4 +132,77 @@ func TestStartClusterFailsWithAReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkMisuse checks, on a cluster without replicas, that the methods
+// refuse what they cannot do, saying why, and that a move works there too.
+func checkMisuse(t *testing.T, plain *Cluster) {
+	t.Helper()
+	if r := plain.Replicas(); r != nil {
+		t.Errorf("Replicas() of a cluster without replicas = %v, want nil", addrs(r))
+	}
+	if got, want := plain.NodeTimeout(), 15*time.Second; got != want {
+		t.Errorf("NodeTimeout() without replicas = %v, want the server's default %v", got, want)
+	}
+	m := plain.Masters()
+	slot0 := plain.NodeForSlot(0)
+	tests := []struct {
+		name string
+		call func(c *Cluster)
+		want string
+	}{
+		{"Failover without replicas", func(c *Cluster) { c.Failover(m[0]) }, "no replicas"},
+		{"KillMaster without replicas", func(c *Cluster) { c.KillMaster(m[0]) }, "no replicas"},
+		{"ReplicaOf without replicas", func(c *Cluster) { c.ReplicaOf(m[0]) }, "no replicas"},
+		{"StartMove to the slot's master", func(c *Cluster) { c.StartMove(0, slot0) }, "served by " + slot0.Addr() + " already"},
+		{"StartMove to a stranger", func(c *Cluster) { c.StartMove(0, &Node{addr: "127.0.0.1:1"}) }, "not one of the masters"},
+		{"slot out of range", func(c *Cluster) { c.MoveSlots(m[1], clusterSlots) }, "want a slot in [0, 16384)"},
+		{"Rejoin a master", func(c *Cluster) { c.Rejoin(m[0]) }, "not one of the replicas"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := fatalOf(t, plain, func() { tc.call(plain) }); !strings.Contains(got, tc.want) {
+				t.Errorf("Fatalf %q, want it to hold %q", got, tc.want)
+			}
+		})
+	}
+	// A key of another slot stops MigrateKeys before anything moves; the
+	// move is then finished.
+	key := keysServedBy(t, plain, m[0], "misuse:", 1)[0]
+	others := keysServedBy(t, plain, m[0], "misuse-other:", 2)
+	other := others[0]
+	if plain.Slot(other) == plain.Slot(key) {
+		other = others[1]
+	}
+	mustDo(t, m[0], "SET", key, "v")
+	move := plain.StartMove(plain.Slot(key), m[1])
+	got := fatalOf(t, plain, func() { move.MigrateKeys(key, other) })
+	if want := "not of slot"; !strings.Contains(got, want) {
+		t.Errorf("MigrateKeys with a key of another slot: Fatalf %q, want it to hold %q", got, want)
+	}
+	if v, _ := getString(t, m[0], key); v != "v" {
+		t.Errorf("GET %s on the source after the refused MigrateKeys = %q, want %q", key, v, "v")
+	}
+	move.Finish()
+	if v, _ := getString(t, m[1], key); v != "v" {
+		t.Errorf("GET %s on the target after Finish = %q, want %q", key, v, "v")
+	}
+	checkSlotMap(t, plain)
+}
+
+// fatalOf calls call in a goroutine of its own with c reporting to a
+// fatalRecorder, and returns the message of the Fatalf that ended it.
+func fatalOf(t *testing.T, c *Cluster, call func()) string {
+	t.Helper()
+	f := &fatalRecorder{TB: t}
+	saved := c.t
+	c.t = f
+	defer func() { c.t = saved }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call()
+	}()
+	<-done
+	return f.fatal
 }

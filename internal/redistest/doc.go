@@ -12,7 +12,14 @@
 //     ranges, cluster_state:ok on every node). Cluster.NodeFor and
 //     Cluster.PoolFor find the master that serves a key's slot, by CLUSTER
 //     KEYSLOT and CLUSTER SLOTS; a command sent to another master gets
-//     MOVED.
+//     MOVED. WithClusterReplicas adds a replica per master, with a
+//     cluster-node-timeout of 2 s. Cluster.MoveSlots and MoveKeys reshard
+//     live as `redis-cli --cluster reshard` does (SETSLOT IMPORTING and
+//     MIGRATING, MIGRATE, SETSLOT NODE), and Cluster.StartMove stops a move
+//     half-way, for ASK. Cluster.Failover (CLUSTER FAILOVER) and
+//     KillMaster (the master's process killed, its replica elected) swap a
+//     master and its replica; Cluster.SlotMap reads the live slot map
+//     (CLUSTER SHARDS, else CLUSTER SLOTS).
 //   - Start(t, n, WithACL(users...)): nodes with an ACL file (aclfile) that
 //     defines users, such as "app on >pw resetchannels ~app:* &app:* +@all";
 //     Node.PoolAs connects as one of them. The user default keeps every

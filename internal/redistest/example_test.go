@@ -46,18 +46,53 @@ func ExampleNewProxy() {
 	// true v
 }
 
-// A cluster's keys go to the master that serves their slot.
+// A cluster's keys go to the master that serves their slot, and move
+// with it.
 func ExampleStartCluster() {
 	d := redistest.NewDetached("example-cluster")
 	err := d.Run(func() {
 		cluster := redistest.StartCluster(d)
-		c := cluster.PoolFor("{user1}:lock").Get()
+		key := "{user1}:lock"
+		c := cluster.PoolFor(key).Get()
 		defer c.Close()
-		fmt.Println(c.Do("SET", "{user1}:lock", "v"))
+		fmt.Println(c.Do("SET", key, "v"))
+
+		other := cluster.Masters()[0]
+		if other == cluster.NodeFor(key) {
+			other = cluster.Masters()[1]
+		}
+		cluster.MoveKeys(other, key) // the key's slot, keys and all
+		fmt.Println(cluster.NodeFor(key) == other)
+		fmt.Println(redis.String(other.Do("GET", key)))
 	})
 	if err != nil {
 		fmt.Println("no Redis:", err)
 	}
 	// Output:
 	// OK <nil>
+	// true
+	// v <nil>
+}
+
+// With replicas, a test can fail a master over, gracefully or by killing
+// it, and read where the slots went. (Not run as part of the examples: the
+// package's tests do this once, and a failover takes seconds.)
+func ExampleWithClusterReplicas() {
+	d := redistest.NewDetached("example-cluster-replicas")
+	err := d.Run(func() {
+		cluster := redistest.StartCluster(d, redistest.WithClusterReplicas())
+		first := cluster.Masters()[0]
+		promoted := cluster.Failover(first) // CLUSTER FAILOVER on its replica
+		fmt.Println(promoted == cluster.Masters()[0], cluster.ReplicaOf(promoted) == first)
+
+		killed := cluster.Masters()[1]
+		promoted = cluster.KillMaster(killed) // elected after cluster-node-timeout
+		for _, r := range cluster.SlotMap() {
+			fmt.Println(r.First, r.Last, r.Master == cluster.NodeForSlot(r.First))
+		}
+		cluster.Rejoin(killed) // back as the replica of promoted
+	})
+	if err != nil {
+		fmt.Println("no Redis:", err)
+	}
 }

@@ -17,6 +17,9 @@ func Start(t TB, n int, opts ...Option) []*Node {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)
 	}
 	o := buildOptions(opts)
+	if o.clusterReplicas {
+		t.Fatalf("redistest: Start does not take WithClusterReplicas (Node.StartReplica starts a replica)")
+	}
 	spec := serverSpec{persist: o.persist, flags: o.flags}
 	if o.withACL {
 		var err error
@@ -76,6 +79,9 @@ type options struct {
 	acl     []ACLUser
 	// flags are more redis-server flags (WithFlags).
 	flags []string
+	// clusterReplicas gives each master of a cluster a replica
+	// (WithClusterReplicas).
+	clusterReplicas bool
 }
 
 // WithFlags passes more flags to every node's redis-server, after the

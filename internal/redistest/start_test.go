@@ -83,6 +83,7 @@ func TestStartFailsWithAReason(t *testing.T) {
 		name    string
 		env     map[string]string
 		n       int
+		opts    []Option
 		wantAny []string // the message holds at least one of these
 	}{
 		{
@@ -115,6 +116,12 @@ func TestStartFailsWithAReason(t *testing.T) {
 			wantAny: []string{"exited: exit status 1"},
 		},
 		{
+			name:    "cluster replicas",
+			n:       1,
+			opts:    []Option{WithClusterReplicas()},
+			wantAny: []string{"Start does not take WithClusterReplicas"},
+		},
+		{
 			name:    "docker without engine",
 			env:     map[string]string{envBackend: backendDocker, "DOCKER_HOST": noEngine},
 			n:       1,
@@ -138,7 +145,7 @@ func TestStartFailsWithAReason(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			got := runStart(t, tc.n)
+			got := runStart(t, tc.n, tc.opts...)
 			if got.skip != "" {
 				t.Fatalf("Start skipped the test: %s", got.skip)
 			}
