@@ -43,6 +43,20 @@ func All() []strategytest.Target {
 	}
 }
 
+// ReplicatedName names lua_release waiting for every replica
+// (Config.Replicas) in the suite and the comparison.
+const ReplicatedName = "lua_release+replicas"
+
+// Replicated returns the rows that run a technique on a primary with
+// replicas, waiting for them: lua_release with one replica, every lease
+// acknowledged by it (Config.Replicas 1), whose node-fault scenario must
+// hold. They are apart from All, which lists each technique once.
+func Replicated() []strategytest.Target {
+	t := single(ReplicatedName, func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) { return luarelease.New(p, c) })
+	t.Replicas = 1
+	return []strategytest.Target{t}
+}
+
 // single adapts a one-node constructor.
 func single(name string, newLocker func(strategy.Pool, strategy.Config) (strategy.Locker, error)) strategytest.Target {
 	return strategytest.Target{
