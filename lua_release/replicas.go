@@ -140,22 +140,20 @@ func msUntil(end time.Time) (int64, bool) {
 }
 
 // takeBackTimeout bounds the take-back of a lock the replicas did not
-// acknowledge when the call's ctx has no time left (the wait used it).
+// acknowledge.
 const takeBackTimeout = time.Second
 
 // takeBack releases, on c, the lock of keys (the release script's keys)
 // that holds value, after the replicas did not acknowledge it: the
 // owner-checked release, which passes it on to the next waiter in line.
-// It runs on a fresh context bounded by takeBackTimeout when ctx has
-// ended. why is the wait's failure; the error wraps it, and the release's
-// failure when the lock may still be held (the engine then takes the
-// attempt back again in the background).
+// It runs on a fresh context bounded by takeBackTimeout (the wait may have
+// used up ctx, and a clean-up must not be cut short by the caller), as the
+// engine's clean-ups do. why is the wait's failure; the error wraps it,
+// and the release's failure when the lock may still be held (the engine
+// then takes the attempt back again in the background).
 func (t *technique) takeBack(ctx context.Context, c redis.Conn, keys []any, value string, why error) error {
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), takeBackTimeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeBackTimeout)
+	defer cancel()
 	args := append(append(make([]any, 0, len(keys)+1), keys...), value)
 	if _, err := redisconn.EvalOn(ctx, c, t.release.Redis(), args...); err != nil {
 		return fmt.Errorf("%w (and taking the lock back failed: %w)", why, err)
