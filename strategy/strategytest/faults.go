@@ -99,7 +99,13 @@ func lockAcknowledged(ctx context.Context, e *env, la strategy.Locker, replica *
 	replica.Resume()
 	replica.Follow(e.nodes[0])
 	e.rec.note("", "the replica thaws and its link comes back")
+	// A replica that has just caught up may still be slow to acknowledge
+	// on a loaded machine: A tries again while it is not acknowledged.
+	deadline := time.Now().Add(waitBound)
 	a, err := lockWithin(as(ctx, "A"), la, "failover")
+	for errors.Is(err, strategy.ErrNotReplicated) && time.Now().Before(deadline) {
+		a, err = lockWithin(as(ctx, "A"), la, "failover")
+	}
 	if err != nil {
 		return nil, "", err
 	}
