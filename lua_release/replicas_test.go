@@ -188,16 +188,17 @@ func TestReplicasConfig(t *testing.T) {
 
 // TestWaitAOF: with WaitAOF on a server without WAITAOF (Redis before
 // 7.2), Lock fails at once with an error naming the setting and takes
-// nothing; on a server with it and appendonly on, Lock succeeds.
+// nothing; on a server with it (LOCKZOO_REDIS_SERVER=valkey-server) and
+// appendonly on, Lock succeeds.
 func TestWaitAOF(t *testing.T) {
 	locktest.NoLeaks(t)
-	node := redistest.Start(t, 1, redistest.WithFlags("--appendonly", "yes"))[0]
+	node := redistest.Start(t, 1, redistest.WithFlags("--appendonly", "yes", "--appendfsync", "always"))[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	info, err := redis.Values(node.Do("COMMAND", "INFO", "WAITAOF"))
 	require.NoError(t, err)
 	has := len(info) > 0 && info[0] != nil
-	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, WaitAOF: true})
+	l := newLocker(t, node.Pool(), strategy.Config{TTL: time.Minute, WaitAOF: true, ReplicaTimeout: 10 * time.Second})
 	lease, err := l.Lock(ctx, "k")
 	if !has {
 		t.Logf("the server has no WAITAOF: %v", err)
