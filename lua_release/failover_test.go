@@ -29,19 +29,24 @@ const (
 	failoverLockers    = 4
 	failoverGoroutines = 8
 	failoverTTL        = time.Second
-	failoverBefore     = 400 * time.Millisecond // locking before the primary dies
+	failoverBefore     = 400 * time.Millisecond // locking before the replicas lag
+	failoverLag        = 150 * time.Millisecond // the replicas lag, then the primary dies
 	failoverAfter      = 700 * time.Millisecond // locking after locking resumed
+	failoverHold       = 50 * time.Millisecond  // each critical section's work
 )
 
 var failoverKeys = []string{"a", "b", "c"}
 
 // TestFailoverUnderContention kills the primary of a primary with 2
 // replicas while 8 goroutines of 4 Lockers contend for 3 keys, promotes
-// the most up-to-date replica (REPLICAOF NO ONE, as Sentinel would), re-points
-// the other replica and the clients at it, and brings the old primary
-// back as a replica. With Replicas = 2 no two holders of a key overlap
-// and no update is lost; with Replicas = 0 the overlaps found are
-// reported (the Locker does not claim NodeFaultTolerant then).
+// the most up-to-date replica (REPLICAOF NO ONE, as Sentinel would),
+// re-points the other replica and the clients at it, and brings the old
+// primary back as a replica. The replicas lag for the last failoverLag
+// before the death (frozen, their links cut: on one host replication is
+// otherwise too quick to lose anything), which is the failover that loses
+// locks. With Replicas = 2 no two holders of a key overlap and no update
+// is lost; with Replicas = 0 the overlaps found are reported (the Locker
+// does not claim NodeFaultTolerant then).
 func TestFailoverUnderContention(t *testing.T) {
 	runs := 1
 	if s := os.Getenv(failoverRunsEnv); s != "" {
@@ -152,7 +157,7 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 					}
 				}
 				v := counters[k].Load()
-				time.Sleep(200 * time.Microsecond)
+				time.Sleep(failoverHold)
 				counters[k].Store(v + 1)
 				done.Add(1)
 				to := time.Now()
@@ -165,14 +170,28 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 				uctx, ucancel := context.WithTimeout(context.Background(), time.Second)
 				_ = lease.Unlock(uctx) // fails while the primary is dead: its lock expires
 				ucancel()
+				// Some time off between sections, so that a key is
+				// sometimes free: a lock taken on a free key while the
+				// replicas lag is the one a failover loses.
+				time.Sleep(rand.N(failoverHold))
 			}
 		}()
 	}
 
 	time.Sleep(failoverBefore)
+	for _, r := range reps {
+		r.Pause()
+		t.Cleanup(r.Resume)
+	}
+	_, err := primary.Do("CLIENT", "KILL", "TYPE", "replica")
+	require.NoError(t, err, "cut the replicas' links")
+	time.Sleep(failoverLag)
 	kill := time.Now()
 	killedAt.Store(&kill)
 	primary.Kill()
+	for _, r := range reps {
+		r.Resume()
+	}
 	best, other := reps[0], reps[1]
 	o0, err0 := reps[0].ReplOffset()
 	o1, err1 := reps[1].ReplOffset()
@@ -183,6 +202,7 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 	}
 	best.Promote()
 	pool.cur.Store(best)
+	t.Logf("clients re-pointed at the promoted replica %v after the primary died", time.Since(kill))
 	other.Follow(best)
 	primary.Restart()
 	primary.Follow(best)
