@@ -110,6 +110,7 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 	locktest.NoLeaks(t)
 	primary := redistest.Start(t, 1)[0]
 	reps := []*redistest.Node{primary.StartReplica(), primary.StartReplica()}
+	primary.AwaitAcks(len(reps))
 	pool := &primaryPool{}
 	pool.cur.Store(primary)
 	cfg := strategy.Config{TTL: failoverTTL, Replicas: replicas}

@@ -31,6 +31,7 @@ func BenchmarkReplicas(b *testing.B) {
 	primary := redistest.Start(b, 1)[0]
 	primary.StartReplica()
 	primary.StartReplica()
+	primary.AwaitAcks(2)
 	lockers := map[int]strategy.Locker{}
 	for _, n := range []int{0, 1, 2} {
 		l, err := luarelease.New(primary.Pool(), strategy.Config{TTL: 10 * time.Second, Replicas: n})

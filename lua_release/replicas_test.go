@@ -26,6 +26,7 @@ func replicated(t *testing.T, n int) (ctx context.Context, primary *redistest.No
 	for range n {
 		replicas = append(replicas, primary.StartReplica())
 	}
+	primary.AwaitAcks(n)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx, primary, replicas

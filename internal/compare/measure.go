@@ -49,6 +49,9 @@ func startNodes(d *redistest.Detached, cfg config, n int, replicas int) nodes {
 			for range replicas {
 				node.StartReplica()
 			}
+			if replicas > 0 {
+				node.AwaitAcks(replicas)
+			}
 		}
 		ns.replicas = replicas
 		ns.prefix = strategy.DefaultPrefix

@@ -3,6 +3,7 @@ package redistest
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/redisinfo"
@@ -36,4 +37,31 @@ func (n *Node) ReplOffset() (int64, error) {
 		return 0, fmt.Errorf("redistest: master_repl_offset of %s: %w", n.addr, err)
 	}
 	return off, nil
+}
+
+// AwaitAcks returns once k replicas acknowledge the node's writes (WAIT),
+// or fails the test after syncTimeout. A replica that has just synced may
+// leave its first acknowledgement for a second (its periodic REPLCONF
+// ACK); a test whose Lockers wait for replicas (strategy.Config.Replicas)
+// calls it first. It writes no key: its probe is a PUBLISH, which
+// replicates.
+func (n *Node) AwaitAcks(k int) {
+	n.t.Helper()
+	c := n.pool.Get()
+	defer func() { c.Close() }()
+	deadline := time.Now().Add(syncTimeout)
+	for {
+		_, err := c.Do("PUBLISH", "redistest:acks", "probe")
+		got, werr := redis.Int(c.Do("WAIT", k, 100))
+		if err == nil && werr == nil && got >= k {
+			return
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("redistest: AwaitAcks: %d of %d replicas of %s acknowledged within %v (%v, %v)", got, k, n.addr, syncTimeout, err, werr)
+		}
+		if err != nil || werr != nil {
+			c.Close()
+			c = n.pool.Get()
+		}
+	}
 }

@@ -97,6 +97,7 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 				for range target.Replicas {
 					rs = append(rs, node.StartReplica())
 				}
+				node.AwaitAcks(target.Replicas)
 				e.replicas = append(e.replicas, rs)
 			}
 		}
