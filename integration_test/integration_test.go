@@ -18,8 +18,10 @@ func TestMain(m *testing.M) {
 
 // TestSuite runs the techniques in parallel, each on nodes of its own: the
 // scenarios spend most of their time waiting for TTLs and node restarts.
+// lua_release+replicas (techniques.Replicated) runs on a primary with a
+// replica, every lease acknowledged by it: its node-fault scenario holds.
 func TestSuite(t *testing.T) {
-	for _, target := range techniques.All() {
+	for _, target := range append(techniques.All(), techniques.Replicated()...) {
 		t.Run(target.Name, func(t *testing.T) {
 			t.Parallel()
 			strategytest.Run(t, target)

@@ -10,8 +10,9 @@
 -- the TTL, the Locker and the name, so that a release that hands it the
 -- lock knows the TTL to set and where to send the notice (see protocol's handoff.lua).
 -- STALE (protocol.Stale), LISTENED (protocol.Listened) and RETENTION
--- (protocol.FenceRetention), in ms, are set in front of this script
--- (package luarelease): a constant costs no argument to send and parse.
+-- (protocol.FenceRetention), in ms, and REPLICATED (the Locker waits for
+-- its replicas), are set in front of this script (package luarelease): a
+-- constant costs no argument to send and parse.
 -- Replies the new fencing token (see package protocol) when the lock is
 -- ours: it is set with the TTL. Replies {2, fence, pttl} when a release
 -- already handed the lock to this waiter: the lock holds the waiter's name
@@ -61,10 +62,19 @@ if ARGV[3] then
 	me = ARGV[4] or string.match(token, "^(.*)%.")
 end
 
--- Handed to us by a release whose notice this attempt overtook.
+-- Handed to us by a release whose notice this attempt overtook (or whose
+-- notice a Locker that waits for its replicas does not take as it is).
+-- REPLICATED (set in front, package luarelease): the lock's expiry is
+-- written again as it is, a write of this connection's own, so that the
+-- WAIT that follows on it covers the release that handed the lock over
+-- (WAIT counts the acknowledgements of the connection's last write).
 local holder = redis.call("GET", lock)
 if me and holder == me then
-	return {2, waitLine("fence").readFence(fence) or 0, redis.call("PTTL", lock)}
+	local pttl = redis.call("PTTL", lock)
+	if REPLICATED and pttl > 0 then
+		redis.call("PEXPIRE", lock, pttl)
+	end
+	return {2, waitLine("fence").readFence(fence) or 0, pttl}
 end
 
 local L = waitLine()

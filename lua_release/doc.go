@@ -117,14 +117,25 @@
 // LineListened after its last waiter's attempt, the counter TTL +
 // FenceRetention after it was made.
 //
+// # Replicas
+//
+// With Config.Replicas n, every acquire, extend and hand-off that took the
+// lock is followed, on the connection that wrote it (one of the call's
+// own, not the Pipeline: see replicas.go), by WAIT n ReplicaTimeout; a
+// lease is granted only once n replicas acknowledged it, else the lock is
+// taken back and the error wraps strategy.ErrNotReplicated. With n =
+// every replica and a failover that promotes the most up-to-date one, a
+// promoted replica holds every granted lease (docs/replicas.md).
+//
 // # Weaknesses
 //
 //   - The lock lives on one node. A primary that fails over to a replica
 //     before the replica received the SET (replication is asynchronous)
-//     lets a second client take it: two holders. Use redlock over
-//     independent masters where that matters. The same failover can reset
-//     the fencing counter to an older value, and a counter made anew from a
-//     clock stepped back (NTP, a VM restore) can issue a lower token.
+//     lets a second client take it: two holders (see Replicas). Use
+//     redlock over independent masters where that matters. The same
+//     failover can reset the fencing counter to an older value, and a
+//     counter made anew from a clock stepped back (NTP, a VM restore) can
+//     issue a lower token.
 //   - Safety ends at the TTL: a holder paused (GC, swap) past Deadline can
 //     still act on the resource unless the resource checks the fence.
 //   - A dead waiter at the head of the line holds the free lock back for up

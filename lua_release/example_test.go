@@ -73,3 +73,37 @@ func ExampleNew_invalidConfig() {
 	// true
 	// lockzoo: lua_release: invalid config: pool is nil
 }
+
+// ExampleNew_replicas waits for both replicas of the primary before each
+// lease counts: a failover that promotes the most up-to-date replica then
+// keeps every granted lease.
+func ExampleNew_replicas() {
+	pool := newPool("127.0.0.1:6379") // the primary
+	defer pool.Close()
+	locker, err := luarelease.New(pool, strategy.Config{TTL: 5 * time.Second, Replicas: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer locker.Close()
+
+	lease, err := locker.Lock(context.Background(), "orders:42")
+	switch {
+	case errors.Is(err, strategy.ErrNotReplicated):
+		log.Print("the replicas did not acknowledge in time; no lease, nothing left locked")
+		return
+	case err != nil:
+		log.Fatal(err)
+	}
+	defer lease.Unlock(context.Background())
+}
+
+func ExampleNew_invalidReplicas() {
+	pool := newPool("127.0.0.1:6379")
+	defer pool.Close()
+	_, err := luarelease.New(pool, strategy.Config{TTL: time.Second, Replicas: 1, ReplicaTimeout: time.Second})
+	fmt.Println(errors.Is(err, strategy.ErrInvalidConfig))
+	fmt.Println(err)
+	// Output:
+	// true
+	// lockzoo: lua_release: invalid config: ReplicaTimeout 1s is not below the TTL 1s: the lock could expire before its replicas acknowledged it
+}

@@ -26,7 +26,10 @@ var _ strategy.Locker = (*Locker)(nil)
 
 // New returns a Locker that keeps its locks on the Redis server behind pool.
 // It returns an error wrapping strategy.ErrInvalidConfig when pool is nil or
-// a Config field is out of range (negative TTL, TTL below 1 ms).
+// a Config field is out of range (negative TTL, TTL below 1 ms, negative
+// Replicas, a ReplicaTimeout not below the TTL). With Config.Replicas (or
+// WaitAOF) every acquire, extend and hand-off waits for the replicas'
+// acknowledgement; see the package documentation and docs/replicas.md.
 func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	return newLocker(pool, cfg, FenceRetention)
 }
@@ -35,10 +38,15 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 // lock's TTL (tests shorten it).
 func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration) (*Locker, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return nil, lockerr.New(properties().Name, err)
+		return nil, lockerr.New(properties(cfg).Name, err)
 	}
-	t := newTechnique(pool, retention)
-	e, err := engine.New(t, properties(), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits())
+	full, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, lockerr.New(properties(cfg).Name, err)
+	}
+	w := &replicaWait{n: full.Replicas, timeout: full.ReplicaTimeout, aof: full.WaitAOF}
+	t := newReplicatedTechnique(pool, retention, w)
+	e, err := engine.New(t, properties(full), cfg, engine.WithTaggedKeys(), engine.WithInboxNotices(pool), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits(), engine.WithReplicas())
 	if err != nil {
 		return nil, err
 	}
@@ -46,8 +54,11 @@ func newLocker(pool strategy.Pool, cfg strategy.Config, retention time.Duration)
 	return &Locker{e: e}, nil
 }
 
-func properties() strategy.Properties {
-	return strategy.Properties{
+// properties are the guarantees a Locker with the Config cfg (defaults
+// filled) claims: with Config.Replicas, NodeFaultTolerant too, and the
+// WAIT's round trip (and WAITAOF's) on every acquire.
+func properties(cfg strategy.Config) strategy.Properties {
+	p := strategy.Properties{
 		Name:              "lua_release",
 		MutualExclusion:   true,
 		AtomicAcquire:     true,
@@ -57,6 +68,16 @@ func properties() strategy.Properties {
 		AcquireRoundTrips: 1,
 		ReleaseRoundTrips: 1,
 	}
+	if cfg.Replicas > 0 {
+		// With every replica waited for and a failover that promotes the
+		// most up-to-date one (docs/replicas.md).
+		p.NodeFaultTolerant = true
+		p.AcquireRoundTrips++
+	}
+	if cfg.WaitAOF {
+		p.AcquireRoundTrips++
+	}
+	return p
 }
 
 // TryLock makes one attempt to acquire key. It returns the Lease on success,
@@ -77,8 +98,11 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
 }
 
-// Properties reports atomic acquire, owner-safe release and clock safety, one
-// round trip each way, and no tolerance of node failure.
+// Properties reports atomic acquire, owner-safe release, clock safety and
+// fencing, one round trip each way, and no tolerance of node failure;
+// with Config.Replicas, tolerance of a failover (under the conditions
+// docs/replicas.md states) and one more round trip per acquire, the
+// WAIT.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
 var (
@@ -124,7 +148,13 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 // newTechnique returns lua_release's Redis commands over pool, with
 // fencing counters kept for retention after their lock's TTL.
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
-	consts := constants(retention)
+	return newReplicatedTechnique(pool, retention, nil)
+}
+
+// newReplicatedTechnique is newTechnique for a Locker that waits for its
+// replicas as w says (nil: none).
+func newReplicatedTechnique(pool strategy.Pool, retention time.Duration, w *replicaWait) *technique {
+	consts := constants(retention, w.on())
 	return &technique{
 		pool:    pool,
 		pipe:    redisconn.NewPipeline(pool),
@@ -132,16 +162,18 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 		abandon: redis.NewScript(4, protocol.AbandonSource(consts)),
 		release: redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
 		extend:  scripts.ComparePExpire(),
+		wait:    w,
 	}
 }
 
 // constants is the Lua that sets the protocol's constants the acquire,
 // release and abandon scripts read (STALE, RECENT, RETENTION, in ms) in front of them:
 // a constant in the script's text costs nothing per call, an argument
-// costs the client its boxing and Redis its parsing.
-func constants(retention time.Duration) string {
-	return fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
-		LineStale.Milliseconds(), LineListened.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds())
+// costs the client its boxing and Redis its parsing. REPLICATED is true
+// for a Locker that waits for its replicas (acquire.lua's hand-off path).
+func constants(retention time.Duration, replicated bool) string {
+	return fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION, REPLICATED = %d, %d, %d, %d, %v\n",
+		LineStale.Milliseconds(), LineListened.Milliseconds(), HandOffRecent.Milliseconds(), retention.Milliseconds(), replicated)
 }
 
 // technique holds lua_release's Redis commands.
@@ -153,6 +185,9 @@ type technique struct {
 	release *redisconn.Script
 	extend  *redis.Script
 	args    engine.LockerArgs // the Locker's TTL and name, boxed once
+	// wait is how the Locker waits for its replicas (replicas.go); nil
+	// waits for none.
+	wait *replicaWait
 }
 
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
@@ -165,10 +200,20 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 			args = append(args, a.Waiter)
 		}
 	}
+	if t.wait.on() {
+		return t.acquireReplicated(ctx, a, args)
+	}
 	reply, err := t.acquire.Call(ctx, t.pipe, args)
 	if err != nil {
 		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
 	}
+	return t.acquired(a, args, reply)
+}
+
+// acquired reads the acquire script's reply to the attempt a, made with
+// args: the lock taken (its fencing token), handed to the waiter, or
+// refused (a BusyError).
+func (t *technique) acquired(a engine.Attempt, args []any, reply any) (engine.Acquired, error) {
 	if f, ok := reply.(int64); ok && f > 0 { // ours: the fencing token
 		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
 	}
@@ -259,6 +304,9 @@ func (t *technique) releaseArgs(h engine.Held, extra int) []any {
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
+	if t.wait.on() {
+		return engine.Acquired{}, t.extendReplicated(ctx, h, ttl)
+	}
 	return engine.Acquired{}, t.owned(redisconn.Eval(ctx, t.pool, t.extend, h.Key, h.Value, ttl.Milliseconds()))
 }
 

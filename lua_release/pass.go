@@ -30,9 +30,22 @@ var _ engine.HandOffer = (*technique)(nil)
 // a bad fencing counter (the script wrote nothing), is both errors: the
 // engine then keeps the lease unspent, and a later Unlock finds out which
 // it was.
+//
+// With Config.Replicas, the script and, when it handed the lock over, the
+// wait for the replicas run on one connection of the call's own
+// (replicas.go): a hand-off counts only once acknowledged. One that was
+// not is next's error (wrapping strategy.ErrNotReplicated), with the
+// release's outcome nil: the lock is in the waiter's name in Redis, and
+// the waiter's own attempt, told to try, confirms it or takes it back.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
 	args := append(t.releaseArgs(h, 1), member(next))
-	reply, err := t.release.Call(ctx, t.pipe, args)
+	var reply any
+	var err, ack error
+	if t.wait.on() {
+		reply, ack, err = t.handOffReplicated(ctx, args)
+	} else {
+		reply, err = t.release.Call(ctx, t.pipe, args)
+	}
 	if err != nil {
 		err = fmt.Errorf("hand off: %w", err)
 		return engine.Acquired{}, err, err
@@ -51,6 +64,13 @@ func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Atte
 			break
 		}
 		if f, ok := r[0].(int64); ok && f > 0 {
+			if ack != nil {
+				// Released, and handed to the waiter in Redis, but not
+				// acknowledged: the engine tells the waiter to try, and
+				// its attempt, finding the lock in its name, waits for
+				// the replicas again or takes the lock back.
+				return engine.Acquired{}, fmt.Errorf("hand off: %w", ack), nil
+			}
 			// In the waiter's name, as a release in Redis hands it.
 			return engine.Acquired{Value: next.Waiter, Fence: uint64(f), Keys: args[2:6:6]}, nil, nil
 		}

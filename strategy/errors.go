@@ -27,4 +27,12 @@ var (
 	// that was waiting when Close came gives up with it (and with
 	// ErrNotAcquired).
 	ErrClosed = errors.New("lockzoo: locker closed")
+
+	// ErrNotReplicated reports that fewer replicas than Config.Replicas
+	// acknowledged an acquire, extend or hand-off within
+	// Config.ReplicaTimeout (or, with Config.WaitAOF, wrote it to their
+	// append-only files). An acquire or hand-off so refused was taken back:
+	// no lease was granted, and the lock was released. An Extend so refused
+	// leaves the lease's Deadline where it was, and the lease unspent.
+	ErrNotReplicated = errors.New("lockzoo: not acknowledged by enough replicas")
 )

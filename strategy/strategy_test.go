@@ -80,3 +80,33 @@ func TestExponentialJitters(t *testing.T) {
 		t.Errorf("Backoff(3) gave %d distinct waits in 100 draws, want jitter (>= 10)", len(seen))
 	}
 }
+
+func TestConfigReplicas(t *testing.T) {
+	tests := []struct {
+		name        string
+		cfg         strategy.Config
+		wantTimeout time.Duration
+		wantErr     error
+	}{
+		{"none", strategy.Config{}, 0, nil},
+		{"default timeout", strategy.Config{Replicas: 2}, strategy.DefaultReplicaTimeout, nil},
+		{"default for WaitAOF", strategy.Config{WaitAOF: true}, strategy.DefaultReplicaTimeout, nil},
+		{"default capped at TTL/4", strategy.Config{Replicas: 1, TTL: 200 * time.Millisecond}, 50 * time.Millisecond, nil},
+		{"explicit", strategy.Config{Replicas: 1, ReplicaTimeout: time.Second}, time.Second, nil},
+		{"negative replicas", strategy.Config{Replicas: -1}, 0, strategy.ErrInvalidConfig},
+		{"negative timeout", strategy.Config{Replicas: 1, ReplicaTimeout: -time.Millisecond}, 0, strategy.ErrInvalidConfig},
+		{"timeout below 1ms", strategy.Config{Replicas: 1, ReplicaTimeout: 999 * time.Microsecond}, 0, strategy.ErrInvalidConfig},
+		{"timeout at the TTL", strategy.Config{Replicas: 1, TTL: time.Second, ReplicaTimeout: time.Second}, 0, strategy.ErrInvalidConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.cfg.WithDefaults()
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("WithDefaults() = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && got.ReplicaTimeout != tt.wantTimeout {
+				t.Errorf("WithDefaults().ReplicaTimeout = %v, want %v", got.ReplicaTimeout, tt.wantTimeout)
+			}
+		})
+	}
+}

@@ -53,7 +53,8 @@ func main() {
 
 // run is the command without the process around it: "check" as the first
 // argument runs internal/check on the rest, "report" writes a -json report
-// as markdown, anything else runs internal/compare on every technique. It returns the exit status.
+// as markdown, anything else runs internal/compare on every technique
+// (and lua_release+replicas, techniques.Replicated). It returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "check" {
 		return check.Run(ctx, args[1:], stdout, stderr)
@@ -61,5 +62,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "report" {
 		return compare.RunReport(args[1:], stderr)
 	}
-	return compare.Run(ctx, techniques.All(), args, stdout, stderr)
+	return compare.Run(ctx, append(techniques.All(), techniques.Replicated()...), args, stdout, stderr)
 }

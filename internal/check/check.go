@@ -91,7 +91,7 @@ func check(ctx context.Context, cfg config) *Report {
 		rep.Findings = append(rep.Findings,
 			checkMemory(n),
 			checkPersistence(n),
-			checkReplication(n),
+			checkReplication(n, cfg.replicas),
 			checkVersion(ctx, n),
 			checkCluster(ctx, n, cfg.prefix),
 			checkAccess(ctx, n, cfg.prefix),

@@ -21,6 +21,9 @@
 //   - replication (replication.go): role, connected_slaves,
 //     min-replicas-to-write. A failover to a lagging replica loses locks;
 //     a replica address refuses (or worse, keeps to itself) every write.
+//     With -replicas N (strategy.Config.Replicas of the service's
+//     lua_release Lockers) it says whether they wait for every replica,
+//     naming the setting when they wait for none.
 //   - version (version.go): the server and its version (Redis, or Valkey
 //     with the redis_version it reports besides), and COMMAND INFO of
 //     every command the techniques send.

@@ -31,6 +31,7 @@ type config struct {
 	json       bool
 	techniques []string // empty: all
 	timeout    time.Duration
+	replicas   int // -replicas: strategy.Config.Replicas of the service's lua_release Lockers
 }
 
 // target is one address to check and how to connect to it.
@@ -67,6 +68,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	caCert := fs.String("cacert", "", "PEM `file` of the CA certificates that sign the servers' (redis-cli --cacert); default the system's")
 	insecure := fs.Bool("insecure", false, "do not verify the servers' TLS certificates (redis-cli --insecure)")
 	timeout := fs.Duration("timeout", 5*time.Second, "`DURATION` bound on each address's connection and commands")
+	replicas := fs.Int("replicas", 0, "the strategy.Config.Replicas the service's lua_release Lockers wait for (`N`); a primary with replicas and N 0 gets a finding naming the setting")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: lockcompare check -addrs host:port[,host:port...] [flags]\n\n"+
 			"Checks Redis servers for the settings that break a lock's claimed properties.\n"+
@@ -87,7 +89,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if fs.NArg() > 0 {
 		return bad("unexpected arguments %q", fs.Args())
 	}
-	cfg := config{prefix: *prefix, json: *asJSON, timeout: *timeout}
+	cfg := config{prefix: *prefix, json: *asJSON, timeout: *timeout, replicas: *replicas}
+	if cfg.replicas < 0 {
+		return bad("-replicas %d: want 0 or more", cfg.replicas)
+	}
 	if cfg.timeout <= 0 {
 		return bad("-timeout %v: want a positive duration", cfg.timeout)
 	}

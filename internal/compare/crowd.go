@@ -38,7 +38,7 @@ func (m *measurer) crowdStep(n int) step {
 		lockers := make([]strategy.Locker, 0, n)
 		defer func() { settle(lockers) }() // n Lockers' connections go before the next step
 		for range n {
-			l, err := m.target.New(m.nodes.pools, strategy.Config{Prefix: m.nodes.prefix})
+			l, err := m.target.New(m.nodes.pools, m.config())
 			if err != nil {
 				return "", err
 			}

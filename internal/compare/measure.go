@@ -29,21 +29,31 @@ const waitBound = 10 * time.Second
 type nodes struct {
 	pools   []strategy.Pool
 	managed []*redistest.Node // the harness's nodes; nil on -addrs
-	backend string
-	prefix  string
+	// replicas is how many replicas each managed node has, which the
+	// Lockers wait for (strategytest.Target.Replicas); 0 on -addrs.
+	replicas int
+	backend  string
+	prefix   string
 }
 
-// startNodes gives n pools: fresh nodes from the harness, torn down when
-// d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
+// startNodes gives n pools: fresh nodes from the harness, each with
+// replicas replicas, torn down when d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
 // run's own that keeps its keys apart from other data on those servers.
-func startNodes(d *redistest.Detached, cfg config, n int) nodes {
+func startNodes(d *redistest.Detached, cfg config, n int, replicas int) nodes {
 	if len(cfg.addrs) == 0 {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {
 			ns.pools = append(ns.pools, node.Pool())
 			ns.managed = append(ns.managed, node)
 			ns.backend = node.Backend()
+			for range replicas {
+				node.StartReplica()
+			}
+			if replicas > 0 {
+				node.AwaitAcks(replicas)
+			}
 		}
+		ns.replicas = replicas
 		ns.prefix = strategy.DefaultPrefix
 		return ns
 	}
@@ -93,7 +103,7 @@ func measureRaw(ctx context.Context, cfg config) (bench.Speed, *Cost, string, er
 	)
 	d := redistest.NewDetached("lockcompare-raw")
 	runErr := d.Run(func() {
-		ns := startNodes(d, cfg, 1)
+		ns := startNodes(d, cfg, 1, 0)
 		backend = ns.backend
 		ctx, cancel := context.WithTimeout(ctx, cfg.bound)
 		defer cancel()
@@ -116,7 +126,7 @@ func measureTechnique(ctx context.Context, cfg config, target strategytest.Targe
 		fmt.Fprintf(progress, "  %-20s failed: %v\n", what, err)
 	}
 	runErr := d.Run(func() {
-		m := &measurer{cfg: cfg, target: target, t: t, nodes: startNodes(d, cfg, t.Nodes)}
+		m := &measurer{cfg: cfg, target: target, t: t, nodes: startNodes(d, cfg, t.Nodes, target.Replicas)}
 		defer m.settle()
 		l, err := m.build(m.nodes.pools)
 		if err != nil {
@@ -260,12 +270,18 @@ func costText(c *Cost) string {
 
 // build makes a Locker of the technique over pools with the run's prefix.
 func (m *measurer) build(pools []strategy.Pool) (strategy.Locker, error) {
-	l, err := m.target.New(pools, strategy.Config{Prefix: m.nodes.prefix})
+	l, err := m.target.New(pools, m.config())
 	if err != nil {
 		return nil, err
 	}
 	m.lockers = append(m.lockers, l)
 	return l, nil
+}
+
+// config is the Config the measurements build their Lockers with: the
+// run's prefix, and Replicas when the nodes have replicas.
+func (m *measurer) config() strategy.Config {
+	return strategy.Config{Prefix: m.nodes.prefix, Replicas: m.nodes.replicas}
 }
 
 // settle waits, within waitBound, for the background calls of the Lockers

@@ -144,7 +144,7 @@ func measureInRound(ctx context.Context, cfg config, target strategytest.Target,
 	)
 	d := redistest.NewDetached("lockcompare-round-" + target.Name)
 	runErr := d.Run(func() {
-		m := &measurer{cfg: cfg, target: target, nodes: startNodes(d, cfg, n)}
+		m := &measurer{cfg: cfg, target: target, nodes: startNodes(d, cfg, n, target.Replicas)}
 		defer m.settle()
 		l, buildErr := m.build(m.nodes.pools)
 		if buildErr != nil {

@@ -45,6 +45,11 @@
 // Lease.handOffTo in lease.go (with handedToGone, for a waiter that left
 // before the hand-off reached it).
 //
+// A technique that waits for replicas (WithReplicas, replicas.go) takes
+// Config.Replicas; Lock then ends at an attempt the replicas did not
+// acknowledge, and a hand-off by a release in Redis is confirmed by the
+// waiter's own attempt. Other techniques refuse Config.Replicas.
+//
 // Config.Observer, when set, hears every call's outcome from observe.go,
 // called at a few points of Lock, TryLock, Unlock and Extend; each point
 // checks for a nil Observer first, and without one costs nothing more.

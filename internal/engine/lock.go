@@ -55,7 +55,9 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 				continue
 			}
 			staleQuorum := e.handedOff && e.off.try > 0 && w.tries.Load() > e.off.try
-			if e.handedOff && !staleQuorum {
+			// A hand-off the replicas must acknowledge first is confirmed
+			// by an attempt of the waiter's own (WithReplicas).
+			if e.handedOff && !staleQuorum && !l.unconfirmed(e.off) {
 				s.queued, s.mayBeQueued = false, false // the hand-off took the waiter out of the line
 				return l.handedOff(ctx, s, e.off)
 			}
@@ -146,6 +148,11 @@ func (l *Locker) tryOnce(ctx context.Context, w *waiter, s *waitState) (_ strate
 		return nil, 0, l.opError("lock", s.key, err)
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
+	case errors.Is(err, strategy.ErrNotReplicated):
+		// The technique took the lock back; the replicas did not keep up
+		// within ReplicaTimeout (WithReplicas). The waiter may still be in
+		// a line (an earlier refusal): leave takes it out.
+		return nil, 0, l.opError("lock", s.key, fmt.Errorf("%w: %w", strategy.ErrNotAcquired, err))
 	case refused:
 		s.queued, s.refusedTry, s.refusedAt = true, uint64(n), sent
 		var busy *BusyError

@@ -41,6 +41,8 @@ type Locker struct {
 	lockKey func(prefix, key string) string
 	// noTakeBack: WithoutTakeBack; noAttemptBound: WithoutAttemptBound.
 	noTakeBack, noAttemptBound bool
+	// honoursReplicas: WithReplicas.
+	honoursReplicas bool
 	// quorum is tech when it is a QuorumHandOffs, else nil.
 	quorum QuorumHandOffs
 	// departed: the waiters that gave up while in a line in Redis, for
@@ -172,6 +174,9 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 		o(l)
 	}
 	l.quorum, _ = tech.(QuorumHandOffs)
+	if err := l.checkReplicas(); err != nil {
+		return nil, lockerr.New(props.Name, err)
+	}
 	if l.inbox {
 		id, err := uuid.NewRandom()
 		if err != nil {
@@ -297,7 +302,7 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 		return nil, fmt.Errorf("acquire: %w", err)
 	}
 	if a.Waits && !l.noAttemptBound {
-		bounded := boundAttempt(ctx, a.TTL)
+		bounded := boundAttempt(ctx, a.TTL, l.replicaWait())
 		defer bounded.Cancel()
 		ctx = bounded
 	}

@@ -39,13 +39,14 @@ func AttemptTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
 }
 
-// boundAttempt returns ctx bounded by AttemptTimeout(ttl); call its
-// Cancel when the attempt is done. The bound starts no timer unless a
-// Pool waits on its Done (redisconn.Bounded): the commands read it as the
-// connections' read deadline, so that a Lock's attempt costs no more
-// allocations than a TryLock's.
-func boundAttempt(ctx context.Context, ttl time.Duration) *redisconn.Bounded {
-	return redisconn.WithDeadline(ctx, time.Now().Add(AttemptTimeout(ttl)))
+// boundAttempt returns ctx bounded by AttemptTimeout(ttl) plus replicas,
+// the time the attempt may wait for the replicas' acknowledgement
+// (WithReplicas); call its Cancel when the attempt is done. The bound
+// starts no timer unless a Pool waits on its Done (redisconn.Bounded):
+// the commands read it as the connections' read deadline, so that a
+// Lock's attempt costs no more allocations than a TryLock's.
+func boundAttempt(ctx context.Context, ttl, replicas time.Duration) *redisconn.Bounded {
+	return redisconn.WithDeadline(ctx, time.Now().Add(AttemptTimeout(ttl)+replicas))
 }
 
 // outcomeUnknown reports whether an acquire attempt that failed with err

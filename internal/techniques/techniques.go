@@ -5,6 +5,8 @@
 package techniques
 
 import (
+	"time"
+
 	getsettimestamp "github.com/lockzoo/lockzoo/getset_timestamp"
 	"github.com/lockzoo/lockzoo/getset_timestamp/method1"
 	"github.com/lockzoo/lockzoo/getset_timestamp/method2"
@@ -41,6 +43,33 @@ func All() []strategytest.Target {
 			},
 		},
 	}
+}
+
+// ReplicatedName names lua_release waiting for every replica
+// (Config.Replicas) in the suite and the comparison.
+const ReplicatedName = "lua_release+replicas"
+
+// Replicated returns the rows that run a technique on a primary with
+// replicas, waiting for them: lua_release with one replica, every lease
+// acknowledged by it (Config.Replicas 1), whose node-fault scenario must
+// hold. They are apart from All, which lists each technique once.
+//
+// Its Lockers wait up to a quarter of the TTL for the replica (the
+// default ReplicaTimeout is at most 100 ms): on a loaded machine a replica
+// can take longer to acknowledge, and the suite checks safety, not speed.
+func Replicated() []strategytest.Target {
+	t := single(ReplicatedName, func(p strategy.Pool, c strategy.Config) (strategy.Locker, error) {
+		if c.Replicas > 0 && c.ReplicaTimeout == 0 {
+			ttl := c.TTL
+			if ttl == 0 {
+				ttl = strategy.DefaultTTL
+			}
+			c.ReplicaTimeout = max(ttl/4, time.Millisecond)
+		}
+		return luarelease.New(p, c)
+	})
+	t.Replicas = 1
+	return []strategytest.Target{t}
 }
 
 // single adapts a one-node constructor.

@@ -33,7 +33,10 @@
 //     techniques, a Redis node whose clock jumps) must not both hold.
 //   - node-fault: a primary dies before its replica received the lock and
 //     the replica is promoted (multi-node techniques: a minority of nodes is
-//     lost); a second client must not get the lock.
+//     lost); a second client must not get the lock. A Locker that waits
+//     for its replicas (Target.Replicas) is refused while the replica is
+//     cut off (strategy.ErrNotReplicated), and locks again, acknowledged,
+//     before the primary dies.
 //   - fencing: a holder paused past its TTL writes to a resource that checks
 //     fencing tokens (package fencing); its stale write must be refused.
 //   - faulty-network: 4 Lockers × 2 workers contend for 3 keys while the

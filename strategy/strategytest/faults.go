@@ -7,13 +7,17 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/fencing"
+	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // nodeFault: on one node, the primary dies after granting A the lock but
 // before its replica received it, and the replica is promoted; on several
 // nodes, a minority of them is lost and comes back empty. Either way B then
-// tries the lock A still holds.
+// tries the lock A still holds. A Locker that waits for its replicas
+// (Config.Replicas) cannot be granted the lock while the replica is cut
+// off: its refusal (strategy.ErrNotReplicated) is recorded, the replica
+// comes back, and A locks again, acknowledged, before the primary dies.
 func nodeFault(ctx context.Context, e *env, r *Result) {
 	r.Attempts = 1
 	if len(e.nodes) > 1 {
@@ -21,24 +25,32 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		return
 	}
 	primary := e.nodes[0]
-	replica := primary.StartReplica()
+	var replica *redistest.Node
+	if len(e.replicas) > 0 && len(e.replicas[0]) > 0 {
+		replica = e.replicas[0][0] // the target's own (Target.Replicas)
+	} else {
+		replica = primary.StartReplica()
+	}
+	la, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	if err != nil {
+		fail(r, "build", err)
+		return
+	}
 	// Freeze the replica and cut its link, so that A's SET never reaches it
 	// (data already in flight would otherwise arrive when it resumes).
 	replica.Pause()
-	e.rec.note("", "a replica of the primary starts; it is frozen and its link cut, so nothing more reaches it")
+	e.rec.note("", "a replica of the primary runs; it is frozen and its link cut, so nothing more reaches it")
 	if _, err := e.do(ctx, 0, "CLIENT", "KILL", "TYPE", "replica"); err != nil {
 		replica.Resume()
 		fail(r, "cut the replication link", err)
 		return
 	}
-	la, err := e.locker(strategy.Config{TTL: 10 * time.Second})
-	if err != nil {
-		replica.Resume()
-		fail(r, "build", err)
-		return
-	}
 	ctxB := as(ctx, "B")
 	a, err := lockWithin(as(ctx, "A"), la, "failover")
+	acked := ""
+	if errors.Is(err, strategy.ErrNotReplicated) {
+		a, acked, err = lockAcknowledged(ctx, e, la, replica)
+	}
 	if err != nil {
 		replica.Resume()
 		fail(r, "A Lock", err)
@@ -48,8 +60,12 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 	primary.Kill()
 	replica.Resume()
 	replica.Promote()
-	e.rec.note("", "the primary dies; the replica, which never got A's lock, is promoted")
-	lb, err := e.lockerOn([]strategy.Pool{e.traced(replica.Pool(), "replica")}, strategy.Config{TTL: 10 * time.Second})
+	if acked != "" {
+		e.rec.note("", "the primary dies; the replica, which acknowledged A's lock, is promoted")
+	} else {
+		e.rec.note("", "the primary dies; the replica, which never got A's lock, is promoted")
+	}
+	lb, err := e.build([]strategy.Pool{e.traced(replica.Pool(), "replica")}, strategy.Config{TTL: 10 * time.Second})
 	if err != nil {
 		fail(r, "build on the replica", err)
 		return
@@ -61,13 +77,39 @@ func nodeFault(ctx context.Context, e *env, r *Result) {
 		tl.hold("A", tA, a.Deadline())
 		tl.hold("B", time.Now(), b.Deadline())
 		r.Violations = 1
-		r.Account = "the primary died before replicating A's lock; on the promoted replica " + tl.overlaps()[0].describe("failover")
+		r.Account = acked + "the primary died before replicating A's lock; on the promoted replica " + tl.overlaps()[0].describe("failover")
 		_ = b.Unlock(ctxB)
 	case errors.Is(err, strategy.ErrNotAcquired):
-		r.Account = "after failover to the replica, B was refused A's lock"
+		r.Account = acked + "after failover to the replica, B was refused A's lock"
 	default:
 		fail(r, "B TryLock", err)
 	}
+}
+
+// lockAcknowledged follows A's Lock that its frozen, cut-off replica did
+// not acknowledge: no lock may be left on the primary; the replica thaws
+// and its link comes back; A locks again, acknowledged this time. It
+// returns A's lease and the account's opening.
+func lockAcknowledged(ctx context.Context, e *env, la strategy.Locker, replica *redistest.Node) (strategy.Lease, string, error) {
+	if v, err := e.lockValue(ctx, 0, "failover"); err != nil || v != "" {
+		replica.Resume()
+		return nil, "", fmt.Errorf("A's Lock was not acknowledged (ErrNotReplicated), yet the primary holds the lock %q (%v)", v, err)
+	}
+	e.rec.note("A", "A's Lock was refused: the frozen replica did not acknowledge it (WAIT), and the lock was taken back")
+	replica.Resume()
+	replica.Follow(e.nodes[0])
+	e.rec.note("", "the replica thaws and its link comes back")
+	// A replica that has just caught up may still be slow to acknowledge
+	// on a loaded machine: A tries again while it is not acknowledged.
+	deadline := time.Now().Add(waitBound)
+	a, err := lockWithin(as(ctx, "A"), la, "failover")
+	for errors.Is(err, strategy.ErrNotReplicated) && time.Now().Before(deadline) {
+		a, err = lockWithin(as(ctx, "A"), la, "failover")
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return a, "A's first Lock was refused while its replica was cut off (not acknowledged); its second, acknowledged, was granted; ", nil
 }
 
 // minorityLost: A holds the lock on every node; a minority of nodes dies and

@@ -22,9 +22,15 @@ type Target struct {
 	// means 1.
 	Nodes int
 	// New builds the Locker over pools (len(pools) == Nodes) with cfg. The
-	// suite sets cfg.TTL, cfg.Prefix and, in the clock-skew scenario,
-	// cfg.Clock.
+	// suite sets cfg.TTL, cfg.Prefix, cfg.Replicas (see Replicas) and, in
+	// the clock-skew scenario, cfg.Clock.
 	New func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error)
+	// Replicas, when above zero, gives every node the suite starts that
+	// many replicas, in sync before the scenario runs, and the Lockers it
+	// builds Config.Replicas = Replicas: a Locker that waits for every
+	// replica (lua_release+replicas). On servers the suite did not start
+	// (Options.Addrs) neither is done: the Lockers wait for none.
+	Replicas int
 }
 
 // Options shape Evaluate.
@@ -45,15 +51,17 @@ func (t Target) nodes() int { return max(t.Nodes, 1) }
 
 // env is what one scenario runs against: the technique and its nodes.
 type env struct {
-	tb      redistest.TB
-	target  Target
-	name    string
-	nodes   []*redistest.Node // nil when running on existing servers
-	addrs   []string          // the nodes' addresses, managed or not
-	pools   []strategy.Pool
-	prefix  string
-	managed bool
-	rec     *recorder // the scenario's Timeline
+	tb     redistest.TB
+	target Target
+	name   string
+	nodes  []*redistest.Node // nil when running on existing servers
+	// replicas are each node's replicas (Target.Replicas); nil without.
+	replicas [][]*redistest.Node
+	addrs    []string // the nodes' addresses, managed or not
+	pools    []strategy.Pool
+	prefix   string
+	managed  bool
+	rec      *recorder // the scenario's Timeline
 }
 
 // newEnv gives a scenario fresh managed nodes, or pools on opts.Addrs.
@@ -84,6 +92,14 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 		for i, node := range e.nodes {
 			e.addrs = append(e.addrs, node.Addr())
 			e.pools = append(e.pools, e.traced(node.Pool(), nodeName(i, n)))
+			if target.Replicas > 0 {
+				var rs []*redistest.Node
+				for range target.Replicas {
+					rs = append(rs, node.StartReplica())
+				}
+				node.AwaitAcks(target.Replicas)
+				e.replicas = append(e.replicas, rs)
+			}
 		}
 	}
 	l, err := e.locker(strategy.Config{})
@@ -121,6 +137,15 @@ func nodeName(i, n int) string {
 // go), so its goroutines end with it. The Locker returned records its calls
 // in the scenario's Timeline.
 func (e *env) lockerOn(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
+	if e.replicas != nil && cfg.Replicas == 0 {
+		cfg.Replicas = e.target.Replicas
+	}
+	return e.build(pools, cfg)
+}
+
+// build is lockerOn without Target.Replicas: cfg as it is (a probe on a
+// promoted replica, which has no replicas of its own, waits for none).
+func (e *env) build(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 	cfg.Prefix = e.prefix
 	l, err := e.target.New(pools, cfg)
 	if err != nil {

@@ -99,6 +99,8 @@ func outcome(err error) string {
 		return "nil"
 	case errors.Is(err, fault.ErrCrashed):
 		return "(the client crashed)"
+	case errors.Is(err, strategy.ErrNotReplicated):
+		return "ErrNotReplicated (the replicas did not acknowledge)"
 	case errors.Is(err, strategy.ErrNotAcquired) && errors.Is(err, context.DeadlineExceeded):
 		return "ErrNotAcquired (gave up waiting)"
 	case errors.Is(err, strategy.ErrNotAcquired):

@@ -1,0 +1,36 @@
+package redistest
+
+import (
+	"testing"
+)
+
+// TestFollow: a failover by hand. The primary dies; the replica with the
+// higher offset is promoted, the other follows it (REPLICAOF) and gets
+// what is written there, and WAIT on the promoted one counts it
+// (AwaitAcks); the old primary comes back and follows too.
+func TestFollow(t *testing.T) {
+	t.Parallel()
+	primary := Start(t, 1)[0]
+	a, b := primary.StartReplica(), primary.StartReplica()
+	primary.AwaitAcks(2)
+	mustDo(t, primary, "SET", "before", "1")
+	waitKey(t, a, "before", "1")
+	waitKey(t, b, "before", "1")
+	oa, err := a.ReplOffset()
+	if err != nil || oa <= 0 {
+		t.Fatalf("ReplOffset of a replica = %d, %v; want > 0", oa, err)
+	}
+
+	primary.Kill()
+	a.Promote()
+	b.Follow(a)
+	primary.Restart()
+	primary.Follow(a)
+	a.AwaitAcks(2)
+	mustDo(t, a, "SET", "after", "2")
+	waitKey(t, b, "after", "2")
+	waitKey(t, primary, "after", "2")
+	if v, _ := getString(t, primary, "before"); v != "1" {
+		t.Errorf("the old primary, following the promoted replica: GET before = %q, want \"1\"", v)
+	}
+}
