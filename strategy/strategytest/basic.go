@@ -110,10 +110,32 @@ func section(ctx context.Context, e *env, l strategy.Locker, tl *timeline, who, 
 	if err != nil {
 		return fmt.Errorf("%s: SET: %w", who, err)
 	}
-	if err := lease.Unlock(ctx); err != nil {
+	if err := unlock(ctx, lease); err != nil {
 		return fmt.Errorf("%s: Unlock: %w", who, err)
 	}
 	return nil
+}
+
+// unlock releases lease as a careful user does: a release that failed
+// with a Redis failure (a node that timed out on a loaded machine, say) is
+// sent again until it is answered, the lease's Deadline passes or ctx
+// ends. After such a failure ErrNotHeld means an earlier try deleted the
+// lock and only its reply was lost; on the first try it is returned.
+func unlock(ctx context.Context, lease strategy.Lease) error {
+	err := lease.Unlock(ctx)
+	for err != nil && !errors.Is(err, strategy.ErrNotHeld) && time.Now().Before(lease.Deadline()) {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+		again := lease.Unlock(ctx)
+		if again == nil || errors.Is(again, strategy.ErrNotHeld) {
+			return nil
+		}
+		err = again
+	}
+	return err
 }
 
 // crashLiveness: A dies holding the lock (its lease is dropped, never
