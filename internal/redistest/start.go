@@ -17,7 +17,7 @@ func Start(t TB, n int, opts ...Option) []*Node {
 		t.Fatalf("redistest: Start needs at least one node, got %d", n)
 	}
 	o := buildOptions(opts)
-	spec := serverSpec{persist: o.persist, flags: o.flags}
+	spec := serverSpec{persist: o.persist, flags: o.flags, announce: o.announce}
 	if o.withACL {
 		var err error
 		if spec.acl, err = aclText(o.acl); err != nil {
@@ -76,6 +76,9 @@ type options struct {
 	acl     []ACLUser
 	// flags are more redis-server flags (WithFlags).
 	flags []string
+	// announce: the nodes announce their peer address as replicas
+	// (StartReplicated, StartSentinel).
+	announce bool
 }
 
 // WithFlags passes more flags to every node's redis-server, after the
