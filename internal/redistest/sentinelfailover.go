@@ -199,8 +199,8 @@ func Role(n *Node) (string, error) {
 	return redis.String(reply[0], nil)
 }
 
-// waitReady waits, once per Sentinel set, until every Sentinel knows the
-// other Sentinels and the replicas (SENTINEL MASTER: num-other-sentinels,
+// waitReady waits, once per Sentinel set, until every Sentinel that
+// answers PING knows the other Sentinels and the replicas (SENTINEL MASTER: num-other-sentinels,
 // num-slaves), so that a failover can be agreed on and has a replica to
 // promote.
 func (s *Sentinel) waitReady() {
@@ -209,7 +209,12 @@ func (s *Sentinel) waitReady() {
 		return
 	}
 	deadline := time.Now().Add(sentinelReadyTimeout)
+	answered := false
 	for _, sn := range s.sentinels {
+		if _, err := sn.Do("PING"); err != nil {
+			continue // a Sentinel the test stopped
+		}
+		answered = true
 		for {
 			fields, err := sentinelMaster(sn, s.cfg.Name)
 			others, _ := strconv.Atoi(fields["num-other-sentinels"])
@@ -223,6 +228,9 @@ func (s *Sentinel) waitReady() {
 			}
 			time.Sleep(sentinelPoll)
 		}
+	}
+	if !answered {
+		s.t.Fatalf("redistest: no sentinel of %v answers PING", s.Addrs())
 	}
 	s.ready = true
 }
