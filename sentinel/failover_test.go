@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/internal/redistest"
+	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	"github.com/lockzoo/lockzoo/sentinel"
 	"github.com/lockzoo/lockzoo/strategy"
 )
