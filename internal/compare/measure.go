@@ -37,6 +37,9 @@ type nodes struct {
 // d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
 // run's own that keeps its keys apart from other data on those servers.
 func startNodes(d *redistest.Detached, cfg config, n int) nodes {
+	if len(cfg.sentinels) > 0 {
+		return sentinelNodes(d, cfg, n)
+	}
 	if len(cfg.addrs) == 0 {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {
