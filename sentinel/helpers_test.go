@@ -69,7 +69,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // waitRole waits until n answers ROLE as want.
 func waitRole(t *testing.T, n *redistest.Node, want string) {
 	t.Helper()
-	waitFor(t, 30*time.Second, n.Addr()+" answers ROLE "+want, func() bool {
+	waitFor(t, resumeTimeout, n.Addr()+" answers ROLE "+want, func() bool {
 		r, err := redistest.Role(n)
 		return err == nil && r == want
 	})

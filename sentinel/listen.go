@@ -2,10 +2,13 @@ package sentinel
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // Pauses of the listener between two Sentinels that could not be
@@ -105,41 +108,46 @@ func (p *Pool) subscribe(ctx context.Context) (redis.PubSubConn, bool) {
 		if ctx.Err() != nil {
 			return redis.PubSubConn{}, false
 		}
-		psc, err := p.subscribeOn(ctx, s)
-		if err != nil {
-			continue
+		if psc, err := p.subscribeOn(ctx, s); err == nil {
+			return psc, true
 		}
-		p.mu.Lock()
-		closed := p.closed
-		if !closed {
-			p.listening = psc.Conn
-		}
-		p.mu.Unlock()
-		if closed {
-			psc.Close()
-			return redis.PubSubConn{}, false
-		}
-		return psc, true
 	}
 	return redis.PubSubConn{}, false
 }
 
-// subscribeOn connects to the Sentinel at s and subscribes to
-// +switch-master, bounded by ctx and the Pool's timeout.
-func (p *Pool) subscribeOn(ctx context.Context, s string) (redis.PubSubConn, error) {
+// subscribeOn connects to the Sentinel at s, registers the connection as
+// p.listening (unless Close came first) and subscribes to +switch-master,
+// bounded by ctx and the Pool's timeout. On failure the connection is
+// closed and unregistered.
+func (p *Pool) subscribeOn(ctx context.Context, s string) (psc redis.PubSubConn, err error) {
 	dctx, cancel := context.WithTimeout(ctx, p.opts.timeout)
 	defer cancel()
 	c, err := redis.DialContext(dctx, "tcp", s, p.opts.sentinelDial...)
 	if err != nil {
 		return redis.PubSubConn{}, err
 	}
-	psc := redis.PubSubConn{Conn: c}
+	p.mu.Lock()
+	closed := p.closed
+	if !closed {
+		p.listening = c
+	}
+	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			p.mu.Lock()
+			p.listening = nil
+			p.mu.Unlock()
+			c.Close()
+		}
+	}()
+	if closed {
+		return redis.PubSubConn{}, fmt.Errorf("pool closed: %w", strategy.ErrClosed)
+	}
+	psc = redis.PubSubConn{Conn: c}
 	if err := psc.Subscribe(switchChannel); err != nil {
-		c.Close()
 		return redis.PubSubConn{}, err
 	}
 	if err, ok := psc.ReceiveWithTimeout(p.opts.timeout).(error); ok {
-		c.Close()
 		return redis.PubSubConn{}, err
 	}
 	return psc, nil
