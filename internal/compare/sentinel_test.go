@@ -42,7 +42,7 @@ func TestSentinel(t *testing.T) {
 }
 
 // TestSentinelNeedsEnoughMasters: redlock over one master name fails its
-// scenarios saying how many masters it needs, rather than running on
+// scenarios and measurements saying how many masters it needs, rather than running on
 // fewer nodes than it spans.
 func TestSentinelNeedsEnoughMasters(t *testing.T) {
 	locktest.NoLeaks(t)
@@ -50,5 +50,5 @@ func TestSentinelNeedsEnoughMasters(t *testing.T) {
 	code, _, stderr := runCommand(t, "-sentinel", s.Addrs()[0], "-master", s.Name(),
 		"-techniques", "redlock", "-scenarios", "mutual-exclusion", "-bench", "100ms", "-workers", "2", "-contenders", "none")
 	assert.Equal(t, exitProblems, code, "run() exit status; stderr:\n%s", stderr)
-	assert.Contains(t, stderr, "needs 3 masters, got 1 master names", "stderr")
+	assert.Regexp(t, `needs \d masters, -master gave 1`, stderr, "stderr")
 }
