@@ -53,11 +53,29 @@ func TestLocksResumeAfterMasterKilled(t *testing.T) {
 	killed := s.KillMaster()
 	died := time.Now()
 	// Lock keeps trying through the failover: every dial to the dead
-	// master fails until the Sentinels name a replica.
-	lockUnlock(t, l, "after", resumeTimeout)
-	resumed := time.Since(died)
+	// master fails until the Sentinels name a replica. It runs beside
+	// WaitFailover, so that both times are seen.
+	type outcome struct {
+		after time.Duration
+		err   error
+	}
+	locked := make(chan outcome, 1)
+	go func() { // ends when Lock returns, within resumeTimeout
+		ctx, cancel := context.WithTimeout(context.Background(), resumeTimeout)
+		defer cancel()
+		lease, err := l.Lock(ctx, "after")
+		after := time.Since(died)
+		if err == nil {
+			err = lease.Unlock(ctx)
+		}
+		locked <- outcome{after, err}
+	}()
 	promoted := s.WaitFailover(killed)
-	t.Logf("from the master's death to the first successful Lock: %v (down-after %v)", resumed, time.Second)
+	named := time.Since(died)
+	r := <-locked
+	require.NoError(t, r.err, "Lock and Unlock after the master's death")
+	t.Logf("from the master's death: every sentinel names the promoted replica after %v, the first Lock succeeds after %v (down-after %v)",
+		named, r.after, time.Second)
 
 	assert.Same(t, promoted, s.NodeAt(p.Addr()), "Addr() = %s, want the promoted %s", p.Addr(), promoted.Addr())
 	assert.Equal(t, "master", role(t, p), "ROLE through the pool after the failover")
