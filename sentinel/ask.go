@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -80,15 +79,4 @@ func (p *Pool) answered(s string) {
 			return
 		}
 	}
-}
-
-// parseSwitch parses a +switch-master message, "<master name> <old ip>
-// <old port> <new ip> <new port>", and returns the new address when the
-// message is about master.
-func parseSwitch(msg, master string) (string, bool) {
-	f := strings.Fields(msg)
-	if len(f) != 5 || f[0] != master {
-		return "", false
-	}
-	return net.JoinHostPort(f[3], f[4]), true
 }

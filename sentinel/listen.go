@@ -3,6 +3,8 @@ package sentinel
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -151,4 +153,15 @@ func (p *Pool) subscribeOn(ctx context.Context, s string) (psc redis.PubSubConn,
 		return redis.PubSubConn{}, err
 	}
 	return psc, nil
+}
+
+// parseSwitch parses a +switch-master message, "<master name> <old ip>
+// <old port> <new ip> <new port>", and returns the new address when the
+// message is about master.
+func parseSwitch(msg, master string) (string, bool) {
+	f := strings.Fields(msg)
+	if len(f) != 5 || f[0] != master {
+		return "", false
+	}
+	return net.JoinHostPort(f[3], f[4]), true
 }
