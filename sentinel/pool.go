@@ -211,7 +211,9 @@ func (p *Pool) refresh(ctx context.Context, seen *target) (moved bool, err error
 	if time.Since(p.lastAsk) >= minAskInterval {
 		var err error
 		addr, err = p.askSentinels(ctx)
-		p.lastAsk = time.Now()
+		if ctx.Err() == nil { // a caller out of time leaves the asking to others
+			p.lastAsk = time.Now()
+		}
 		if err != nil && !seen.suspect.Load() {
 			return false, err
 		}
