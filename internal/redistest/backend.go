@@ -72,6 +72,9 @@ type serverSpec struct {
 	// address at which the host and other containers reach it (its peer
 	// address), so that its master and a Sentinel name a reachable replica.
 	announce bool
+	// port, when not empty, is the port to listen on (in a container, the
+	// host port to publish) instead of a free one: launch tries it once.
+	port string
 	// sentinel, when not empty, is the text of a sentinel.conf: the server
 	// runs as a Sentinel (--sentinel) instead of a data node, and ignores
 	// the other fields.

@@ -24,9 +24,11 @@ func (b *dockerBackend) announceFlags(flags []string, hostPort string, spec serv
 func (b *dockerBackend) launchSentinel(spec serverSpec) (server, error) {
 	var err error
 	for range launchAttempts {
-		var hostPort string
-		if hostPort, err = freePort(); err != nil {
-			return nil, err
+		hostPort := spec.port
+		if hostPort == "" {
+			if hostPort, err = freePort(); err != nil {
+				return nil, err
+			}
 		}
 		flags := append(sentinelFlags(dockerDataDir+"/"+sentinelConfFile, redisPort), "--bind", "0.0.0.0")
 		var c *container
@@ -40,7 +42,7 @@ func (b *dockerBackend) launchSentinel(spec serverSpec) (server, error) {
 		if err = c.start(); err == nil {
 			return c, nil
 		}
-		if derr := c.destroy(); derr != nil || !portTaken(err) {
+		if derr := c.destroy(); derr != nil || spec.port != "" || !portTaken(err) {
 			return nil, errors.Join(err, derr)
 		}
 	}

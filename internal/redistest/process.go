@@ -42,9 +42,11 @@ func (b *processBackend) launch(spec serverSpec) (server, error) {
 	dir := b.dir()
 	var err error
 	for range launchAttempts {
-		var port string
-		if port, err = freePort(); err != nil {
-			return nil, err
+		port := spec.port
+		if port == "" {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
 		}
 		p := &process{bin: b.bin, dir: dir, port: port}
 		if spec.sentinel != "" {
@@ -59,7 +61,7 @@ func (b *processBackend) launch(spec serverSpec) (server, error) {
 		if err = p.start(); err == nil {
 			return p, nil
 		}
-		if !strings.Contains(p.logTail(), "already in use") {
+		if spec.port != "" || !strings.Contains(p.logTail(), "already in use") {
 			return nil, err
 		}
 	}

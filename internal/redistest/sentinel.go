@@ -1,9 +1,14 @@
 package redistest
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -138,14 +143,13 @@ func StartSentinel(t TB, cfg SentinelConfig, opts ...Option) *Sentinel {
 		t.Fatalf("redistest: StartSentinel: %v", err)
 	}
 	be := nodes[0].be
-	servers, err := launchAll(be, serverSpec{sentinel: conf}, cfg.Sentinels)
-	for _, srv := range servers {
-		if srv != nil {
-			s.sentinels = append(s.sentinels, newNode(t, be, srv, serverSpec{sentinel: conf}))
-		}
-	}
+	host, _ := nodes[0].srv.peer()
+	servers, specs, err := launchSentinels(be, conf, cfg, host)
 	if err != nil {
 		t.Fatalf("redistest: StartSentinel: %d sentinel(s): %v", cfg.Sentinels, err)
+	}
+	for i, srv := range servers {
+		s.sentinels = append(s.sentinels, newNode(t, be, srv, specs[i]))
 	}
 	t.Logf("redistest: %d sentinel(s) monitor %s at %s with %d replica(s)", cfg.Sentinels, cfg.Name, peers[0], cfg.Replicas)
 	return s
@@ -157,4 +161,78 @@ func StartSentinel(t TB, cfg SentinelConfig, opts ...Option) *Sentinel {
 func (n *Node) peerAddr() string {
 	host, port := n.srv.peer()
 	return net.JoinHostPort(host, port)
+}
+
+// launchSentinels starts cfg.Sentinels Sentinels that know each other from
+// the start, so that they can agree on a failover at once rather than
+// after their first hello messages (2 s): each gets a port chosen
+// beforehand, an id of its own (sentinel myid) and the others as
+// known-sentinel lines at host, where the data nodes also announce
+// themselves. When a port was taken meanwhile, the whole set starts again
+// on other ports. On error nothing is left running.
+func launchSentinels(be backend, conf string, cfg SentinelConfig, host string) ([]server, []serverSpec, error) {
+	var err error
+	for range launchAttempts {
+		specs, serr := sentinelSpecs(conf, cfg, host)
+		if serr != nil {
+			return nil, nil, serr
+		}
+		servers := make([]server, len(specs))
+		errs := make([]error, len(specs))
+		var wg sync.WaitGroup
+		for i, spec := range specs {
+			wg.Go(func() { servers[i], errs[i] = be.launch(spec) })
+		}
+		wg.Wait()
+		if err = errors.Join(errs...); err == nil {
+			return servers, specs, nil
+		}
+		for _, srv := range servers {
+			if srv != nil {
+				err = errors.Join(err, srv.destroy())
+			}
+		}
+		if msg := err.Error(); !strings.Contains(msg, "already in use") && !portTaken(err) {
+			return nil, nil, err
+		}
+	}
+	return nil, nil, fmt.Errorf("no free ports after %d attempts: %w", launchAttempts, err)
+}
+
+// sentinelSpecs returns the specs of cfg.Sentinels Sentinels on distinct
+// free ports, each with conf, its own id and the others as known
+// Sentinels at host.
+func sentinelSpecs(conf string, cfg SentinelConfig, host string) ([]serverSpec, error) {
+	n := cfg.Sentinels
+	ports, ids := make([]string, n), make([]string, n)
+	for i := range n {
+		for {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(ports[:i], port) {
+				ports[i] = port
+				break
+			}
+		}
+		id := make([]byte, 20)
+		if _, err := rand.Read(id); err != nil {
+			return nil, fmt.Errorf("sentinel id: %w", err)
+		}
+		ids[i] = hex.EncodeToString(id)
+	}
+	specs := make([]serverSpec, n)
+	for i := range n {
+		var b strings.Builder
+		b.WriteString(conf)
+		fmt.Fprintf(&b, "sentinel myid %s\n", ids[i])
+		for j := range n {
+			if j != i {
+				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s %s\n", cfg.Name, host, ports[j], ids[j])
+			}
+		}
+		specs[i] = serverSpec{port: ports[i], sentinel: b.String()}
+	}
+	return specs, nil
 }

@@ -29,6 +29,10 @@ func TestStartSentinelFailsOver(t *testing.T) {
 		role, err := Role(sn)
 		require.NoError(t, err)
 		assert.Equal(t, "sentinel", role, "ROLE of %s", sn.Addr())
+		// Known from sentinel.conf, before any hello message.
+		others, err := instances(sn, "SENTINELS", s.Name())
+		require.NoError(t, err)
+		assert.Len(t, others, 2, "sentinel %s knows %d other sentinels at the start, want 2: %v", sn.Addr(), len(others), others)
 	}
 
 	// SENTINEL FAILOVER: the old master stays up and becomes a replica.

@@ -13,8 +13,8 @@ import (
 
 // Bounds of the waits on Sentinels.
 const (
-	// sentinelReadyTimeout bounds the wait for the Sentinels to know each
-	// other and the replicas (hello messages go out every 2 s).
+	// sentinelReadyTimeout bounds the wait for the Sentinels to link to
+	// each other and read the replicas' INFO.
 	sentinelReadyTimeout = 20 * time.Second
 	// failoverWait bounds the wait for a failover, beyond the
 	// Sentinels' down-after and failover timeouts.
@@ -200,9 +200,9 @@ func Role(n *Node) (string, error) {
 }
 
 // waitReady waits, once per Sentinel set, until every Sentinel that
-// answers PING knows the other live Sentinels and the replicas
-// (SENTINEL MASTER: num-other-sentinels, num-slaves), so that a failover
-// can be agreed on and has a replica to promote.
+// answers PING is linked to the other live Sentinels and has fresh INFO
+// from a replica (SENTINEL SENTINELS, SENTINEL REPLICAS), so that a
+// failover can be agreed on and has a replica to promote.
 func (s *Sentinel) waitReady() {
 	s.t.Helper()
 	if s.ready {
@@ -220,15 +220,12 @@ func (s *Sentinel) waitReady() {
 	}
 	for _, sn := range live {
 		for {
-			fields, err := sentinelMaster(sn, s.cfg.Name)
-			others, _ := strconv.Atoi(fields["num-other-sentinels"])
-			replicas, _ := strconv.Atoi(fields["num-slaves"])
-			if err == nil && others >= len(live)-1 && replicas >= s.cfg.Replicas {
+			why := s.notReady(sn, len(live)-1)
+			if why == "" {
 				break
 			}
 			if time.Now().After(deadline) {
-				s.t.Fatalf("redistest: sentinel %s does not know the others and the replicas within %v: %v %v",
-					sn.Addr(), sentinelReadyTimeout, fields, err)
+				s.t.Fatalf("redistest: sentinel %s not ready for a failover within %v: %s", sn.Addr(), sentinelReadyTimeout, why)
 			}
 			time.Sleep(sentinelPoll)
 		}
@@ -236,13 +233,57 @@ func (s *Sentinel) waitReady() {
 	s.ready = true
 }
 
-// sentinelMaster returns the fields of SENTINEL MASTER name on sn.
-func sentinelMaster(sn *Node, name string) (map[string]string, error) {
-	reply, err := redis.StringMap(sn.Do("SENTINEL", "MASTER", name))
+// replicaInfoFresh is how recent a Sentinel's last INFO from a replica
+// must be for the replica to be promotable while the master is down.
+const replicaInfoFresh = 5 * time.Second
+
+// notReady says why the Sentinel sn cannot fail the master over yet: it
+// is linked to fewer than others other Sentinels, or has no replica with
+// fresh INFO; "" when it can.
+func (s *Sentinel) notReady(sn *Node, others int) string {
+	sentinels, err := instances(sn, "SENTINELS", s.cfg.Name)
 	if err != nil {
-		return nil, fmt.Errorf("SENTINEL MASTER %s on %s: %w", name, sn.Addr(), err)
+		return err.Error()
 	}
-	return reply, nil
+	linked := 0
+	for _, f := range sentinels {
+		if !strings.Contains(f["flags"], "disconnected") && !strings.Contains(f["flags"], "s_down") {
+			linked++
+		}
+	}
+	if linked < others {
+		return fmt.Sprintf("linked to %d other sentinel(s), want %d: %v", linked, others, sentinels)
+	}
+	replicas, err := instances(sn, "REPLICAS", s.cfg.Name)
+	if err != nil {
+		return err.Error()
+	}
+	for _, f := range replicas {
+		refresh, err := strconv.ParseInt(f["info-refresh"], 10, 64)
+		if err == nil && time.Duration(refresh)*time.Millisecond < replicaInfoFresh &&
+			!strings.Contains(f["flags"], "disconnected") && !strings.Contains(f["flags"], "s_down") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no replica with INFO of the last %v: %v", replicaInfoFresh, replicas)
+}
+
+// instances returns the fields of each instance SENTINEL <what> name lists
+// on sn (what is SENTINELS or REPLICAS).
+func instances(sn *Node, what, name string) ([]map[string]string, error) {
+	reply, err := redis.Values(sn.Do("SENTINEL", what, name))
+	if err != nil {
+		return nil, fmt.Errorf("SENTINEL %s %s on %s: %w", what, name, sn.Addr(), err)
+	}
+	out := make([]map[string]string, 0, len(reply))
+	for _, r := range reply {
+		f, err := redis.StringMap(r, nil)
+		if err != nil {
+			return nil, fmt.Errorf("SENTINEL %s %s on %s: %w", what, name, sn.Addr(), err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // Monitor makes every Sentinel monitor node as the master name too
