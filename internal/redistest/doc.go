@@ -18,7 +18,8 @@
 //   - StartSentinel(t, SentinelConfig{}): a primary, 2 replicas and 3
 //     Sentinels (the server program with --sentinel and a generated
 //     sentinel.conf: down-after-milliseconds 1000, failover-timeout 3000,
-//     the replicas known from the start), on either backend; in
+//     the replicas and the other Sentinels known from the start, so
+//     that a failover can begin at once), on either backend; in
 //     containers every node and Sentinel announces its bridge gateway
 //     address and published port. Sentinel.Failover runs SENTINEL
 //     FAILOVER, KillMaster and WaitFailover kill the primary and wait
