@@ -15,7 +15,7 @@ import (
 type Report struct {
 	Started    time.Time     `json:"started"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
-	Backend    string        `json:"backend"` // "docker" or "process" (nodes from the harness), or "addrs"
+	Backend    string        `json:"backend"` // "docker" or "process" (nodes from the harness), "addrs", or "sentinel"
 	Settings   Settings      `json:"settings"`
 	Scenarios  []string      `json:"scenarios"`
 	Techniques []Technique   `json:"techniques"`
@@ -27,12 +27,16 @@ type Report struct {
 
 // Settings are the measurement parameters of a run.
 type Settings struct {
-	Addrs    []string       `json:"addrs,omitempty"`
-	Bench    time.Duration  `json:"bench_ns"`             // each uncontended measurement
-	Workers  int            `json:"workers"`              // uncontended goroutines
-	Workload bench.Workload `json:"workload"`             // the contended run
-	Pairs    int            `json:"trip_pairs"`           // pairs counted for round trips
-	Crowds   []int          `json:"contenders,omitempty"` // many-contenders runs, by number of contenders
+	Addrs []string `json:"addrs,omitempty"`
+	// Sentinels and Masters are -sentinel and -master: the run went
+	// through Sentinel to these masters.
+	Sentinels []string       `json:"sentinels,omitempty"`
+	Masters   []string       `json:"masters,omitempty"`
+	Bench     time.Duration  `json:"bench_ns"`             // each uncontended measurement
+	Workers   int            `json:"workers"`              // uncontended goroutines
+	Workload  bench.Workload `json:"workload"`             // the contended run
+	Pairs     int            `json:"trip_pairs"`           // pairs counted for round trips
+	Crowds    []int          `json:"contenders,omitempty"` // many-contenders runs, by number of contenders
 	// Rounds is -rounds when more than 1: the uncontended measurements
 	// per row, in interleaved rounds (see RoundSpeed). 0 for the default,
 	// the one measurement of each row's steps.
@@ -153,7 +157,8 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 		Backend:   "addrs",
 		Scenarios: cfg.scenarios,
 		Settings: Settings{
-			Addrs: cfg.addrs, Bench: cfg.bench, Workers: cfg.workers,
+			Addrs: cfg.addrs, Sentinels: cfg.sentinels, Masters: cfg.masters,
+			Bench: cfg.bench, Workers: cfg.workers,
 			Workload: cfg.workload, Pairs: cfg.pairs, Crowds: cfg.crowds,
 			Bound: cfg.bound,
 		},
@@ -165,6 +170,9 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 	where := "fresh Redis nodes from the harness"
 	if len(cfg.addrs) > 0 {
 		where = fmt.Sprintf("the servers at %v", cfg.addrs)
+	}
+	if len(cfg.sentinels) > 0 {
+		where = fmt.Sprintf("the masters %v through the Sentinels at %v", cfg.masters, cfg.sentinels)
 	}
 	fmt.Fprintf(progress, "lockcompare: %d techniques x %d scenarios, then the benchmarks, on %s\n",
 		len(cfg.techniques), len(cfg.scenarios), where)
@@ -193,6 +201,8 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 		t := Technique{Name: target.Name, Nodes: max(target.Nodes, 1)}
 		results, err := strategytest.Evaluate(ctx, target, strategytest.Options{
 			Addrs:     cfg.addrs,
+			Sentinels: cfg.sentinels,
+			Masters:   cfg.masters,
 			Scenarios: cfg.scenarios,
 			Progress: func(r strategytest.Result) {
 				fmt.Fprintf(progress, "  %-20s %-15s %d/%d  %s\n", r.Scenario, r.Verdict, r.Violations, r.Attempts, r.Elapsed.Round(10*time.Millisecond))

@@ -16,6 +16,8 @@ import (
 // config is what the flags ask for.
 type config struct {
 	addrs      []string // existing servers; empty means nodes from the harness
+	sentinels  []string // -sentinel: Sentinels naming the masters to run on
+	masters    []string // -master: the names of those masters, node i's first
 	jsonPath   string   // "" none, "-" stdout
 	htmlPath   string   // "" none
 	bench      time.Duration
@@ -46,6 +48,8 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	var (
 		addrs  = fs.String("addrs", "", "comma-separated `host:port` list of existing Redis servers to use instead of starting nodes")
+		sentl  = fs.String("sentinel", "", "comma-separated `host:port` list of Sentinels: run the suite and the benchmarks through Sentinel (package sentinel) on the masters -master names, instead of starting nodes")
+		master = fs.String("master", "", "comma-separated `NAME`s of the masters the -sentinel Sentinels monitor; node i of a technique is the i-th (redlock needs as many as its nodes)")
 		jsonTo = fs.String("json", "", "write the results as JSON to `FILE` (\"-\" for stdout)")
 		htmlTo = fs.String("html", "", "write a self-contained HTML report with charts to `FILE`")
 		dur    = fs.Duration("bench", 2*time.Second, "`DURATION` of each uncontended measurement")
@@ -76,15 +80,20 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		return bad("unexpected arguments %q", fs.Args())
 	}
 	cfg := config{
-		addrs:    list(*addrs),
-		jsonPath: *jsonTo,
-		htmlPath: *htmlTo,
-		bench:    *dur,
-		workers:  *work,
-		workload: bench.DefaultWorkload(),
-		pairs:    50,
-		rounds:   *rounds,
-		bound:    *bound,
+		addrs:     list(*addrs),
+		sentinels: list(*sentl),
+		masters:   list(*master),
+		jsonPath:  *jsonTo,
+		htmlPath:  *htmlTo,
+		bench:     *dur,
+		workers:   *work,
+		workload:  bench.DefaultWorkload(),
+		pairs:     50,
+		rounds:    *rounds,
+		bound:     *bound,
+	}
+	if err := checkSentinelFlags(cfg); err != nil {
+		return bad("%v", err)
 	}
 	if cfg.bench <= 0 {
 		return bad("-bench %v: want a positive duration", cfg.bench)

@@ -35,6 +35,9 @@ func TestBadFlags(t *testing.T) {
 		{"stray argument", []string{"now"}, exitUsage, "unexpected arguments"},
 		{"unknown flag", []string{"-fast"}, exitUsage, "-fast"},
 		{"trace without a scenario", []string{"-trace", "getset_timestamp/method1"}, exitUsage, "is not TECHNIQUE/SCENARIO"},
+		{"sentinel without master", []string{"-sentinel", "127.0.0.1:26379"}, exitUsage, "-sentinel needs -master"},
+		{"master without sentinel", []string{"-master", "mymaster"}, exitUsage, "-master needs -sentinel"},
+		{"sentinel and addrs", []string{"-sentinel", "127.0.0.1:26379", "-master", "mymaster", "-addrs", "127.0.0.1:6379"}, exitUsage, "give one"},
 		{"trace and techniques", []string{"-trace", "set_nx_ex/fencing", "-techniques", "set_nx_ex"}, exitUsage, "drop -techniques"},
 	}
 	for _, tt := range tests {

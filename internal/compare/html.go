@@ -91,9 +91,12 @@ type accounts struct {
 func newHTMLView(rep *Report) htmlView {
 	st := rep.Settings
 	backend := rep.Backend
-	if backend == "addrs" {
+	switch backend {
+	case "addrs":
 		backend = fmt.Sprintf("existing servers %v", st.Addrs)
-	} else {
+	case backendSentinel:
+		backend = sentinelText(st)
+	default:
 		backend = "fresh " + backend + " nodes"
 	}
 	v := htmlView{

@@ -40,6 +40,9 @@ type nodes struct {
 // replicas replicas, torn down when d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
 // run's own that keeps its keys apart from other data on those servers.
 func startNodes(d *redistest.Detached, cfg config, n int, replicas int) nodes {
+	if len(cfg.sentinels) > 0 {
+		return sentinelNodes(d, cfg, n) // a Sentinel deployment has its own replicas
+	}
 	if len(cfg.addrs) == 0 {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {

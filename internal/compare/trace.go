@@ -38,12 +38,18 @@ func parseTrace(arg string, targets []strategytest.Target) (strategytest.Target,
 // line and its timeline.
 func runTrace(ctx context.Context, cfg config, progress io.Writer) *Report {
 	target := cfg.techniques[0]
-	rep := &Report{Started: time.Now(), Backend: "addrs", Scenarios: cfg.scenarios, Settings: Settings{Addrs: cfg.addrs}}
-	if len(cfg.addrs) == 0 {
+	rep := &Report{Started: time.Now(), Backend: "addrs", Scenarios: cfg.scenarios,
+		Settings: Settings{Addrs: cfg.addrs, Sentinels: cfg.sentinels, Masters: cfg.masters}}
+	switch {
+	case len(cfg.sentinels) > 0:
+		rep.Backend = backendSentinel
+	case len(cfg.addrs) == 0:
 		rep.Backend = "harness"
 	}
 	fmt.Fprintf(progress, "lockcompare: tracing %s/%s\n", target.Name, cfg.scenarios[0])
-	results, err := strategytest.Evaluate(ctx, target, strategytest.Options{Addrs: cfg.addrs, Scenarios: cfg.scenarios})
+	results, err := strategytest.Evaluate(ctx, target, strategytest.Options{
+		Addrs: cfg.addrs, Sentinels: cfg.sentinels, Masters: cfg.masters, Scenarios: cfg.scenarios,
+	})
 	rep.Techniques = []Technique{{Name: target.Name, Nodes: max(target.Nodes, 1), Results: results}}
 	markKnown(&rep.Techniques[0], cfg.known)
 	rep.Interrupted = err != nil || ctx.Err() != nil

@@ -68,6 +68,17 @@ type serverSpec struct {
 	replicaHost, replicaPort string
 	// flags are more redis-server flags, after the harness's own.
 	flags []string
+	// announce makes a server in a container announce, as a replica, the
+	// address at which the host and other containers reach it (its peer
+	// address), so that its master and a Sentinel name a reachable replica.
+	announce bool
+	// port, when not empty, is the port to listen on (in a container, the
+	// host port to publish) instead of a free one: launch tries it once.
+	port string
+	// sentinel, when not empty, is the text of a sentinel.conf: the server
+	// runs as a Sentinel (--sentinel) instead of a data node, and ignores
+	// the other fields.
+	sentinel string
 }
 
 // redisFlags returns the redis-server flags shared by both backends for a

@@ -20,6 +20,18 @@
 //     KillMaster (the master's process killed, its replica elected) swap a
 //     master and its replica; Cluster.SlotMap reads the live slot map
 //     (CLUSTER SHARDS, else CLUSTER SLOTS).
+//   - StartReplicated(t, n): a primary and n replicas of it, started
+//     together and synced, for WAIT and failover tests.
+//   - StartSentinel(t, SentinelConfig{}): a primary, 2 replicas and 3
+//     Sentinels (the server program with --sentinel and a generated
+//     sentinel.conf: down-after-milliseconds 1000, failover-timeout 3000,
+//     the replicas and the other Sentinels known from the start, so
+//     that a failover can begin at once), on either backend; in
+//     containers every node and Sentinel announces its bridge gateway
+//     address and published port. Sentinel.Failover runs SENTINEL
+//     FAILOVER, KillMaster and WaitFailover kill the primary and wait
+//     until every Sentinel names the promoted replica, and Monitor names
+//     any node as a master (a misconfiguration).
 //   - Start(t, n, WithACL(users...)): nodes with an ACL file (aclfile) that
 //     defines users, such as "app on >pw resetchannels ~app:* &app:* +@all";
 //     Node.PoolAs connects as one of them. The user default keeps every

@@ -39,6 +39,9 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 		// StartCluster uses the process backend; see the package doc.
 		return nil, errors.New("the docker backend does not run cluster nodes")
 	}
+	if spec.sentinel != "" {
+		return b.launchSentinel(spec)
+	}
 	flags := append(redisFlags(redisPort, spec), "--bind", "0.0.0.0")
 	if spec.acl != "" {
 		flags = append(flags, "--aclfile", dockerDataDir+"/"+aclFile)
@@ -50,7 +53,7 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 			return nil, err
 		}
 		var c *container
-		if c, err = b.create(hostPort, flags); err != nil {
+		if c, err = b.create(hostPort, b.announceFlags(flags, hostPort, spec)); err != nil {
 			return nil, err
 		}
 		if spec.acl != "" {

@@ -168,7 +168,7 @@ const syncTimeout = 10 * time.Second
 func (n *Node) StartReplica() *Node {
 	n.t.Helper()
 	host, port := n.srv.peer()
-	spec := serverSpec{persist: n.spec.persist, acl: n.spec.acl, flags: n.spec.flags, replicaHost: host, replicaPort: port}
+	spec := serverSpec{persist: n.spec.persist, acl: n.spec.acl, flags: n.spec.flags, announce: n.spec.announce, replicaHost: host, replicaPort: port}
 	srv, err := n.be.launch(spec)
 	if err != nil {
 		n.t.Fatalf("redistest: StartReplica of %s: %v", n.addr, err)

@@ -42,20 +42,26 @@ func (b *processBackend) launch(spec serverSpec) (server, error) {
 	dir := b.dir()
 	var err error
 	for range launchAttempts {
-		var port string
-		if port, err = freePort(); err != nil {
-			return nil, err
+		port := spec.port
+		if port == "" {
+			if port, err = freePort(); err != nil {
+				return nil, err
+			}
 		}
 		p := &process{bin: b.bin, dir: dir, port: port}
-		p.args = append(redisFlags(port, spec),
-			"--bind", "127.0.0.1", "--dir", dir, "--logfile", p.logPath())
+		if spec.sentinel != "" {
+			p.args = sentinelFlags(filepath.Join(dir, sentinelConfFile), port)
+		} else {
+			p.args = redisFlags(port, spec)
+		}
+		p.args = append(p.args, "--bind", "127.0.0.1", "--dir", dir, "--logfile", p.logPath())
 		if err = p.prepare(spec); err != nil {
 			return nil, err
 		}
 		if err = p.start(); err == nil {
 			return p, nil
 		}
-		if !strings.Contains(p.logTail(), "already in use") {
+		if spec.port != "" || !strings.Contains(p.logTail(), "already in use") {
 			return nil, err
 		}
 	}
@@ -69,6 +75,13 @@ func (p *process) prepare(spec serverSpec) error {
 	for _, name := range []string{p.logPath(), filepath.Join(p.dir, clusterConfigFile)} {
 		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("reset %s: %w", name, err)
+		}
+	}
+	if spec.sentinel != "" {
+		// Sentinel rewrites its file; each attempt starts from the text.
+		path := filepath.Join(p.dir, sentinelConfFile)
+		if err := os.WriteFile(path, []byte(spec.sentinel), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
 		}
 	}
 	if spec.cluster {

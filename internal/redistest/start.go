@@ -20,7 +20,7 @@ func Start(t TB, n int, opts ...Option) []*Node {
 	if o.clusterReplicas {
 		t.Fatalf("redistest: Start does not take WithClusterReplicas (Node.StartReplica starts a replica)")
 	}
-	spec := serverSpec{persist: o.persist, flags: o.flags}
+	spec := serverSpec{persist: o.persist, flags: o.flags, announce: o.announce}
 	if o.withACL {
 		var err error
 		if spec.acl, err = aclText(o.acl); err != nil {
@@ -82,6 +82,9 @@ type options struct {
 	// clusterReplicas gives each master of a cluster a replica
 	// (WithClusterReplicas).
 	clusterReplicas bool
+	// announce: the nodes announce their peer address as replicas
+	// (StartReplicated, StartSentinel).
+	announce bool
 }
 
 // WithFlags passes more flags to every node's redis-server, after the

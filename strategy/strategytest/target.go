@@ -41,6 +41,13 @@ type Options struct {
 	// managed nodes"). Keys are namespaced per run so they do not collide
 	// with other data.
 	Addrs []string
+	// Sentinels and Masters put the suite behind Sentinel, instead of
+	// Addrs: node i is the master that the Sentinels at these addresses
+	// monitor as Masters[i] (at least Target.Nodes names), reached
+	// through a sentinel.Pool. As with Addrs, scenarios that must kill,
+	// freeze or replicate nodes are NotApplicable and keys are namespaced.
+	Sentinels []string
+	Masters   []string
 	// Scenarios restricts the run to these scenario names; empty means all.
 	Scenarios []string
 	// Progress, when set, is called after each scenario with its result.
@@ -68,7 +75,11 @@ type env struct {
 func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 	e := &env{tb: tb, target: target, prefix: "lock:", rec: newRecorder()}
 	n := target.nodes()
-	if len(opts.Addrs) > 0 {
+	if len(opts.Sentinels) > 0 {
+		if err := e.sentinelPools(opts, n); err != nil {
+			return nil, err
+		}
+	} else if len(opts.Addrs) > 0 {
 		if len(opts.Addrs) < n {
 			return nil, fmt.Errorf("lockzoo: strategytest: %s needs %d nodes, got %d addresses", target.Name, n, len(opts.Addrs))
 		}
