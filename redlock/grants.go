@@ -1,12 +1,11 @@
 package redlock
 
 import (
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 )
 
 // grants collects, for each of this Locker's waiting Lock calls, the
@@ -32,7 +31,7 @@ import (
 // Once Q nodes count, the lock is the waiter's, its validity counted from
 // k's start like an acquire round's. An attempt begun after the hand-off
 // reached the waiter takes the handed copies or finds them gone, so the
-// engine drops the hand-off then (engine.QuorumHandOff.Try).
+// engine drops the hand-off then (line.QuorumHandOff.Try).
 //
 // When the counted tokens differ (a node missed increments) the fence
 // would need a write-back, and when too few nodes handed the lock within
@@ -124,18 +123,6 @@ type grantAttempt struct {
 	try    uint64 // 0 for an attempt that is not the Lock call's own (a local hand-off's)
 }
 
-// tryOf returns the attempt number of a Lock call's token (its name, "."
-// and the number; engine.Attempt.Waiter), or false for any other token (a
-// local hand-off's, <name>.p<n>).
-func tryOf(a engine.Attempt) (uint64, bool) {
-	n, ok := strings.CutPrefix(a.Token, a.Waiter+".")
-	if !ok {
-		return 0, false
-	}
-	try, err := strconv.ParseUint(n, 10, 64)
-	return try, err == nil && try > 0
-}
-
 // beginGrant records a's attempt, for a Lock call, which is about to be
 // sent to every node (at start). The Lock call's own attempt starts a new
 // count: the hand-offs and refusals of its earlier attempts no longer
@@ -145,7 +132,7 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	if !a.Waits {
 		return grantAttempt{}
 	}
-	try, own := tryOf(a)
+	try, own := a.Try, a.Try > 0 // a local hand-off's attempt is not the Lock call's own
 	g := &t.grants
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -206,7 +193,7 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 }
 
 // LockEnded forgets the waiter, whose Lock call ended
-// (engine.QuorumHandOffs): it took the lock by an attempt of its own or
+// (line.Quorum): it took the lock by an attempt of its own or
 // from a local Unlock, or gave up. The copies of the lock nodes handed it
 // are passed on (a copy one of its attempts took holds that attempt's
 // token by now, and is left alone). A waiter handed the lock by a quorum
@@ -228,7 +215,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 }
 
 // NodeHandOff records that node handed the lock of rkey to waiter with
-// fencing token fence (engine.QuorumHandOffs). A copy handed to a Lock
+// fencing token fence (line.Quorum). A copy handed to a Lock
 // call of this Locker that no longer waits (it took the lock by an attempt
 // of its own or from other nodes' hand-offs, which did not count this
 // one, or it gave up) is passed on, on that node alone: no lease counts
@@ -321,7 +308,7 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if counted < t.s.quorum {
 		if w.gather == nil {
 			rkey := w.rkey
-			w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.e.Poke(rkey, waiter) })
+			w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.line.Poke(rkey, waiter) })
 		}
 		return
 	}
@@ -336,11 +323,11 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if atTop < t.s.quorum || time.Since(w.start) >= validity {
 		// The waiter's next attempt takes the copies and settles the
 		// fence; until it begins, what the nodes hand is recorded still.
-		t.e.Poke(w.rkey, waiter)
+		t.line.Poke(w.rkey, waiter)
 		return
 	}
-	h := engine.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
-	if !t.e.HandOffQuorum(w.rkey, h) {
+	h := line.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
+	if !t.line.HandOffQuorum(w.rkey, h) {
 		// The waiter left its line meanwhile, or takes another hand-off.
 		delete(t.grants.byWaiter, waiter)
 		t.passOnNodes(w.rkey, waiter, t.nodes)

@@ -48,7 +48,7 @@ func (w *leftWaiters) add(name string, now time.Time, horizon time.Duration) {
 		w.byName = map[string]struct{}{}
 	}
 	if _, ok := w.byName[name]; ok {
-		return // Abandon tried again (engine.Abandoner)
+		return // Abandon tried again (line.Abandoner)
 	}
 	w.byName[name] = struct{}{}
 	w.order = append(w.order, leftAt{name, now})

@@ -32,7 +32,7 @@ const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, and
 // passes on each node's copy of the lock that a release handed to it
-// meanwhile (protocol.AbandonSource), waiting at most until ctx ends. It
+// meanwhile (line.AbandonSource), waiting at most until ctx ends. It
 // remembers the waiter as gone first (leftWaiters), so that an undo of
 // one of its attempts that reaches a node after this leave does not put
 // it back in line. A node the leave does not reach (the breaker skipped
@@ -81,7 +81,7 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	if len(nodes) == 0 {
 		return
 	}
-	member := protocol.Member{TTL: ttl, Locker: t.e.ID(), Waiter: waiter}.String()
+	member := protocol.Member{TTL: ttl, Locker: t.line.ID(), Waiter: waiter}.String()
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
 }
 

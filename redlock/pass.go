@@ -23,22 +23,23 @@ type handing struct {
 // deleted h's lock but did not give it to next announces the release as
 // Release does.
 //
-// It returns next's result and attempt error as Acquire does, and the
-// release's outcome: nil once a quorum deleted h's lock (or every node
+// It returns what next got (its lock, when its attempt succeeded as
+// Acquire would), and the release's outcome: nil once a quorum deleted h's lock (or every node
 // answered and no quorum can still hold it), an error wrapping
 // strategy.ErrNotHeld when so many nodes did not hold it that it cannot
 // have been held by a quorum, else the nodes' failures. Reading the
 // release's outcome may wait for nodes that answer after next's attempt
 // was decided, each within NodeTimeout.
-func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
+func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
+	passed := engine.Passed{Taken: err == nil, Acquired: g}
 	if hd.r == nil { // no round was sent
-		return g, err, t.Release(ctx, h)
+		return passed, t.Release(ctx, h)
 	}
 	if rerr := hd.released(ctx); rerr != nil {
-		return g, err, fmt.Errorf("release: %w", rerr)
+		return passed, fmt.Errorf("release: %w", rerr)
 	}
-	return g, err, nil
+	return passed, nil
 }
 
 // released reads the round's remaining answers until they settle the

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -24,8 +25,8 @@ type technique struct {
 	acquireScript *redisconn.Script // acquire.lua: SET NX PX and INCR of the fencing counter
 	raise         *redisconn.Script // raise.lua: the fencing write-back
 	release       *redisconn.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
-	abandon       *redisconn.Script // protocol's abandon.lua: a waiter leaves the line
-	e             *engine.Locker    // the engine, which grants hands locks to (set once by New)
+	abandon       *redisconn.Script // line's abandon.lua: a waiter leaves the line
+	line          *line.Line        // the Locker's line, which grants hands locks to (set once by New)
 	grants        grants            // hand-offs by the nodes' releases to waiting Lock calls
 	extend        *redisconn.Script
 	clock         clock

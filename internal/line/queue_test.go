@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"slices"
@@ -72,7 +72,7 @@ func TestLinesNextAttempt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			joined := map[string]*waiter{}
+			joined := map[string]*Waiter{}
 			turns := map[string]int{} // "try now" events a waiter got from becoming the head
 			for _, name := range tt.waiters {
 				joined[name] = q.join("k", name, attemptOf(name))
@@ -189,7 +189,7 @@ func TestLinesGive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			ws := map[string]*waiter{
+			ws := map[string]*Waiter{
 				"a": q.join("k", "a", Attempt{Key: "k", Waiter: "a"}),
 				"b": q.join("k", "b", Attempt{Key: "k", Waiter: "b"}),
 				"c": q.join("other", "c", Attempt{Key: "other", Waiter: "c"}),
@@ -269,7 +269,7 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 
 // giveWithin calls q.handOff and fails the test when it does not return
 // within a second.
-func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
+func giveWithin(t *testing.T, q *lines, key string, w *Waiter, h handoff) bool {
 	t.Helper()
 	done := make(chan bool, 1)
 	go func() { done <- q.handOff(key, w, h) }()

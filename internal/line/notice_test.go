@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"slices"
@@ -145,7 +145,7 @@ func grantWithin(t *testing.T, q *lines, key, target string, fence uint64) {
 
 // drainEvents returns, without blocking, the hand-offs waiting on w's
 // events channel and how many "try now" events wait there.
-func drainEvents(w *waiter) (offs []handoff, tries int) {
+func drainEvents(w *Waiter) (offs []handoff, tries int) {
 	for {
 		select {
 		case e := <-w.events:
