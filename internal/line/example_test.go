@@ -1,7 +1,9 @@
 package line_test
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockzoo/lockzoo/internal/line"
 )
@@ -20,4 +22,33 @@ func ExampleAttempt_SetTry() {
 	// w.3 3 true
 	// w.p1 0 1
 	// 3 0 true
+}
+
+// released is a technique without a line in Redis: its release is all
+// the line asks of it.
+type released struct{}
+
+func (released) Release(context.Context, line.Held) error { return nil }
+
+// A Lock call joins its Locker's local line for the key; the head is told
+// to try at once, the next one when the head leaves.
+func ExampleLine_Join() {
+	l, err := line.New(released{}, line.Config{TTL: time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	ctx := context.Background()
+	first := l.Join(line.Attempt{Key: "lock:{k}", Waiter: "a", Waits: true})
+	second := l.Join(line.Attempt{Key: "lock:{k}", Waiter: "b", Waits: true})
+	_, _, try := first.Heard(<-first.Events())
+	fmt.Println("a tries:", try, first.Try().Token, "waiting:", l.Waiting("lock:{k}"))
+	l.Leave(ctx, first)
+	_, _, try = second.Heard(<-second.Events())
+	fmt.Println("b tries:", try, second.Try().Token, "waiting:", l.Waiting("lock:{k}"))
+	l.Leave(ctx, second)
+	// Output:
+	// a tries: true a.1 waiting: 2
+	// b tries: true b.1 waiting: 1
 }

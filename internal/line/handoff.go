@@ -89,32 +89,26 @@ func (l *Line) OnNotice(node int, channel, body string) {
 	if !ok {
 		return
 	}
-	if l.quorum != nil {
-		if n := protocol.ParseNotice(body); n.HandOff {
-			l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
-			return
-		}
+	n := protocol.ParseNotice(body)
+	if n.HandOff && l.quorum != nil {
+		l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
+		return
 	}
-	if name, fence, lost := l.q.onNotice(rkey, body); lost {
-		l.lostHandOff(rkey, name, fence)
+	if lost := l.q.onNotice(rkey, n); lost {
+		l.lostHandOff(rkey, n.Waiter, n.Fence)
 	}
 }
 
-// onNotice routes a release notice for key to the key's line: a hand-off
-// to the waiter it names, else "try now" to the head. It reports a
-// hand-off that found no waiter by that name in the line (lost), with
-// the name and the fencing token: the lock now holds the name of a
-// waiter that is gone.
-func (q *lines) onNotice(key, body string) (name string, fence uint64, lost bool) {
-	n := protocol.ParseNotice(body)
+// onNotice routes the release notice n for key to the key's line: a
+// hand-off to the waiter it names, else "try now" to the head. It reports
+// a hand-off that found no waiter by that name in the line (lost): the
+// lock now holds the name of a waiter that is gone.
+func (q *lines) onNotice(key string, n protocol.Notice) (lost bool) {
 	if n.HandOff {
-		if !q.handOffByName(key, n.Waiter, n.Fence) {
-			return n.Waiter, n.Fence, true
-		}
-		return "", 0, false
+		return !q.handOffByName(key, n.Waiter, n.Fence)
 	}
 	q.poke(key, n.Waiter)
-	return "", 0, false
+	return false
 }
 
 // Poke tells waiter, when it heads rkey's line, to attempt now; "" tells

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
 // noLeaks checks, when t ends, that no goroutine outlived the test.
@@ -110,7 +112,7 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 			a := q.join("k", "a", Attempt{})
 			b := q.join("k", "b", Attempt{})
 			drainEvents(a) // its turn, from join
-			q.onNotice("k", tt.body)
+			q.onNotice("k", protocol.ParseNotice(tt.body))
 			offsA, triesA := drainEvents(a)
 			offsB, _ := drainEvents(b)
 			if got := fences(offsB); !slices.Equal(got, tt.wantGrantB) {

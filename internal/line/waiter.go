@@ -18,7 +18,7 @@ type place struct {
 	// waiter in a technique's line in Redis was sent (one refused, or one
 	// whose outcome is unknown); zero while none was. A release hands the
 	// waiter the lock only after such an attempt ran, so validity counted
-	// from here is safe (handed).
+	// from here is safe (take).
 	inLineSince time.Time
 	queued      bool // an attempt was refused, so the technique may have queued the waiter
 	// mayBeQueued: an attempt may have run without its reply (it is taken
