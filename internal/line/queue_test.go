@@ -8,7 +8,8 @@ import (
 
 // TestLinesNextAttempt: nextAttempt returns the head of the key's line and
 // the attempt the head joined with, under a token of its own: the head's
-// name + ".p" + how many attempts were made for it, counted per waiter. An
+// name + ".p" + how many attempts were made for it, counted per waiter
+// (Attempt.Pass). An
 // empty or unknown line returns nil.
 func TestLinesNextAttempt(t *testing.T) {
 	noLeaks(t)
@@ -20,6 +21,7 @@ func TestLinesNextAttempt(t *testing.T) {
 		key        string
 		wantWaiter string // "" for nil
 		wantToken  string
+		wantPass   uint64 // the attempt's number among the hand-offs' (Attempt.Pass)
 	}
 	tests := []struct {
 		name    string
@@ -46,17 +48,17 @@ func TestLinesNextAttempt(t *testing.T) {
 			name:    "successive calls number the head's attempts",
 			waiters: []string{"a"},
 			calls: []call{
-				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p3"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p1", wantPass: 1},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2", wantPass: 2},
+				{key: "k", wantWaiter: "a", wantToken: "a.p3", wantPass: 3},
 			},
 		},
 		{
 			name:    "only the head is named",
 			waiters: []string{"a", "b"},
 			calls: []call{
-				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p1", wantPass: 1},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2", wantPass: 2},
 			},
 		},
 		{
@@ -64,8 +66,8 @@ func TestLinesNextAttempt(t *testing.T) {
 			waiters: []string{"a", "b"},
 			leave:   []string{"a"},
 			calls: []call{
-				{key: "k", wantWaiter: "b", wantToken: "b.p1"},
-				{key: "k", wantWaiter: "b", wantToken: "b.p2"},
+				{key: "k", wantWaiter: "b", wantToken: "b.p1", wantPass: 1},
+				{key: "k", wantWaiter: "b", wantToken: "b.p2", wantPass: 2},
 			},
 		},
 	}
@@ -101,7 +103,7 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.name, c.wantWaiter)
 				}
 				want := attemptOf(c.wantWaiter)
-				want.Token = c.wantToken
+				want.Token, want.Pass = c.wantToken, c.wantPass
 				if a != want {
 					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
 				}
