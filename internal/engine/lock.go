@@ -37,8 +37,8 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 		return nil, l.opError("lock", key, err)
 	}
 	rkey := l.rkey(key)
-	s := &waitState{key: key, a: Attempt{Key: rkey, Waiter: name, TTL: l.cfg.TTL, Waits: true, Locker: l.line.ID(), Arrived: time.Now()}}
-	w := l.line.Join(s.a)
+	s := &waitState{key: key}
+	w := l.line.Join(Attempt{Key: rkey, Waiter: name, TTL: l.cfg.TTL, Waits: true, Locker: l.line.ID(), Arrived: time.Now()})
 	if l.cfg.Observer != nil { // after leave: the line is cleaned up first
 		defer func() { l.observeLock(ctx, w, s, lease, err) }()
 	}
@@ -49,7 +49,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 		case e := <-w.Events():
 			h, taken, try := w.Heard(e)
 			if taken {
-				return l.handedOff(ctx, s, h)
+				return l.handedOff(ctx, s.key, rkey, h)
 			}
 			if !try {
 				continue
@@ -76,12 +76,11 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 	}
 }
 
-// waitState is what a Lock call keeps between its attempts (its place in
-// the line is the line's: line.Waiter).
+// waitState is what a Lock call keeps between its attempts (its attempt
+// and its place in the line are the line's: line.Waiter).
 type waitState struct {
-	key         string  // as the caller named it
-	a           Attempt // the call's attempt, without a token
-	lastFailure error   // the last error that was not "held by someone else"
+	key         string // as the caller named it
+	lastFailure error  // the last error that was not "held by someone else"
 	timer       *time.Timer
 }
 
@@ -149,13 +148,13 @@ func (l *Locker) leave(ctx context.Context, w *line.Waiter, s *waitState) {
 	l.line.Leave(ctx, w)
 }
 
-// handedOff wraps in a Lease a lock handed off to the waiter of s, with
-// the validity the line counted (line.Waiter.Heard).
-func (l *Locker) handedOff(ctx context.Context, s *waitState, h line.Handed) (strategy.Lease, error) {
+// handedOff wraps in a Lease a lock of key (rkey in Redis) handed off to
+// the waiter, with the validity the line counted (line.Waiter.Heard).
+func (l *Locker) handedOff(ctx context.Context, key, rkey string, h line.Handed) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
-		return nil, l.opError("lock", s.key, err)
+		return nil, l.opError("lock", key, err)
 	}
-	return newLease(l, s.key, s.a.Key, h.Value, h.Start, Acquired{Value: h.Value, Fence: h.Fence, Validity: h.Validity}), nil
+	return newLease(l, key, rkey, h.Value, h.Start, Acquired{Value: h.Value, Fence: h.Fence, Validity: h.Validity}), nil
 }
 
 // gaveUp builds Lock's final error: it wraps ErrNotAcquired, why it gave up

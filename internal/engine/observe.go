@@ -55,13 +55,13 @@ func (l *Locker) observeTry(ctx context.Context, key string, start time.Time, le
 // or NotAcquired.
 func (l *Locker) observeLock(ctx context.Context, w *line.Waiter, s *waitState, lease strategy.Lease, err error) {
 	o := l.cfg.Observer
-	wait, attempts := time.Since(s.a.Arrived), w.Tries()
+	wait, attempts := time.Since(w.Arrived()), w.Tries()
 	if err == nil {
 		token := lease.Token()
 		// A release in Redis hands the lock off under the waiter's name:
 		// by a notice (Waiter.HandedOff), or found by the waiter's next attempt.
 		handOff, local := w.HandedOff()
-		handedOff := handOff || token == s.a.Waiter
+		handedOff := handOff || token == w.Name()
 		if handedOff {
 			o.HandedOff(ctx, strategy.HandOffEvent{
 				Technique: l.props.Name, Key: s.key, Token: token, Fence: lease.Fence(),

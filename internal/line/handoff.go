@@ -174,7 +174,7 @@ func (l *Line) handedToGone(ctx context.Context, rkey string, w *Waiter, h hando
 // with fencing token fence. It reports false when no waiter by that name
 // is in the line.
 func (q *lines) handOffByName(key, target string, fence uint64) bool {
-	found, _ := q.handOffIf(key, func(w *Waiter) bool { return w.name == target }, handoff{value: target, fence: fence})
+	found, _ := q.handOffIf(key, func(w *Waiter) bool { return w.next.Waiter == target }, handoff{value: target, fence: fence})
 	return found
 }
 
@@ -244,6 +244,6 @@ type QuorumHandOff struct {
 // on.
 func (l *Line) HandOffQuorum(rkey string, h QuorumHandOff) bool {
 	off := handoff{value: h.Waiter, fence: h.Fence, start: h.Start, valid: h.Validity, try: h.Try}
-	_, sent := l.q.handOffIf(rkey, func(w *Waiter) bool { return w.name == h.Waiter }, off)
+	_, sent := l.q.handOffIf(rkey, func(w *Waiter) bool { return w.next.Waiter == h.Waiter }, off)
 	return sent
 }

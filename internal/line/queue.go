@@ -55,7 +55,6 @@ type keyLine struct {
 // Waiter is one Lock call in its Locker's line for a key (Line.Join),
 // from its first attempt until it leaves (Line.Leave).
 type Waiter struct {
-	name string // the Lock call's name: release notices name the waiter by it
 	// events carries the waiter's next event; capacity 1 (see send).
 	events chan event
 	// tries counts the waiter's attempts; a "try now" stamped with an
@@ -63,8 +62,10 @@ type Waiter struct {
 	// attempt already saw what it announced.
 	tries atomic.Uint64
 	// next is the waiter's attempt, with Token empty: its own (Line.Try)
-	// or one a HandOffer's Unlock makes for it (Line.Next); passes counts
-	// the latter (guarded by the shard's lock).
+	// or one a HandOffer's Unlock makes for it (Line.Next); next.Waiter is
+	// the Lock call's name, by which release notices name the waiter
+	// (Name); passes counts the attempts made by an Unlock (guarded by
+	// the shard's lock).
 	next   Attempt
 	passes uint64
 	// won is the value of the lock the waiter took by an attempt of its
@@ -117,7 +118,8 @@ func (w *Waiter) tryNow() { w.send(event{tries: w.tries.Load()}) }
 // join appends a waiter for key, named name; it is the head, told to try
 // at once, if the line was empty.
 func (q *lines) join(key, name string, next Attempt) *Waiter {
-	w := &Waiter{name: name, events: make(chan event, 1), next: next}
+	next.Waiter = name
+	w := &Waiter{events: make(chan event, 1), next: next}
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -206,7 +208,7 @@ func (q *lines) poke(key, target string) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].name != target) {
+	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].next.Waiter != target) {
 		return
 	}
 	ln.waiters[0].tryNow()

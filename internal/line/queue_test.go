@@ -89,7 +89,7 @@ func TestLinesNextAttempt(t *testing.T) {
 				w, a := q.nextAttempt(c.key)
 				if c.wantWaiter == "" {
 					if w != nil {
-						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.name)
+						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.Name())
 					}
 					if a != (Attempt{}) {
 						t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want the zero Attempt", i, c.key, a)
@@ -100,7 +100,7 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Fatalf("call %d: nextAttempt(%q) = nil, want waiter %q", i, c.key, c.wantWaiter)
 				}
 				if w != joined[c.wantWaiter] {
-					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.name, c.wantWaiter)
+					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.Name(), c.wantWaiter)
 				}
 				want := attemptOf(c.wantWaiter)
 				want.Token, want.Pass = c.wantToken, c.wantPass
@@ -108,7 +108,7 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
 				}
 				if w.next.Token != "" {
-					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.name, w.next.Token)
+					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.Name(), w.next.Token)
 				}
 			}
 			for name, w := range joined {
@@ -279,7 +279,7 @@ func giveWithin(t *testing.T, q *lines, key string, w *Waiter, h handoff) bool {
 	case ok := <-done:
 		return ok
 	case <-time.After(time.Second):
-		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.name, h)
+		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.Name(), h)
 		return false
 	}
 }

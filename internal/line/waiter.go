@@ -13,22 +13,22 @@ type place struct {
 	// refusedCounter is the fencing counter the refusal at refusedAt
 	// reported, if refusedCounted (Outcome.Counter).
 	refusedCounter int64
-	refusedCounted bool
 	// inLineSince is when the earliest attempt that may have put the
 	// waiter in a technique's line in Redis was sent (one refused, or one
 	// whose outcome is unknown); zero while none was. A release hands the
 	// waiter the lock only after such an attempt ran, so validity counted
 	// from here is safe (take).
 	inLineSince time.Time
-	queued      bool // an attempt was refused, so the technique may have queued the waiter
-	// mayBeQueued: an attempt may have run without its reply (it is taken
-	// back), and its refusal may have queued the waiter.
-	mayBeQueued bool
 	// won is the value of the lock the waiter's own attempt took: a
 	// local hand-off of that same lock (in the waiter's name, which the
 	// technique's acquire answers with too) is the waiter's lease, not a
 	// lock to release when it leaves.
-	won string
+	won            string
+	refusedCounted bool
+	queued         bool // an attempt was refused, so the technique may have queued the waiter
+	// mayBeQueued: an attempt may have run without its reply (it is taken
+	// back), and its refusal may have queued the waiter.
+	mayBeQueued bool
 	// handOff: the lock was handed off to the waiter, by a local Unlock
 	// (handOffLocal) or a release in Redis; for the Observer.
 	handOff, handOffLocal bool
@@ -64,6 +64,12 @@ func (w *Waiter) Try() Attempt {
 	a.SetTry(w.tries.Add(1))
 	return a
 }
+
+// Name returns the name of w's Lock call (Attempt.Waiter).
+func (w *Waiter) Name() string { return w.next.Waiter }
+
+// Arrived returns when w's Lock call began (Attempt.Arrived).
+func (w *Waiter) Arrived() time.Time { return w.next.Arrived }
 
 // Tries returns how many attempts of its own w made.
 func (w *Waiter) Tries() int { return int(w.tries.Load()) }
