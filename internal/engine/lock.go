@@ -47,7 +47,7 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 	for {
 		select {
 		case e := <-w.Events():
-			h, taken, try := w.Heard(e)
+			h, taken, try := s.at.Heard(w, e)
 			if taken {
 				return l.handedOff(ctx, s.key, rkey, h)
 			}
@@ -76,11 +76,12 @@ func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, er
 	}
 }
 
-// waitState is what a Lock call keeps between its attempts (its attempt
-// and its place in the line are the line's: line.Waiter).
+// waitState is what a Lock call keeps between its attempts; its attempt
+// is its line.Waiter's.
 type waitState struct {
-	key         string // as the caller named it
-	lastFailure error  // the last error that was not "held by someone else"
+	key         string     // as the caller named it
+	at          line.Place // its place in the line in Redis
+	lastFailure error      // the last error that was not "held by someone else"
 	timer       *time.Timer
 }
 
@@ -101,10 +102,10 @@ func (l *Locker) tryOnce(ctx context.Context, w *line.Waiter, s *waitState) (_ s
 		if ls, ok := lease.(*Lease); ok {
 			won = ls.value
 		}
-		w.Took(won)
+		s.at.Took(won)
 		return lease, 0, nil
 	case errors.Is(err, fault.ErrCrashed):
-		w.Died()
+		s.at.Died()
 		return nil, 0, l.opError("lock", s.key, err)
 	case errors.Is(err, strategy.ErrInvalidConfig):
 		return nil, 0, l.opError("lock", s.key, err)
@@ -121,7 +122,7 @@ func (l *Locker) tryOnce(ctx context.Context, w *line.Waiter, s *waitState) (_ s
 	if isBusy && busy.Counted {
 		o.Counter, o.Counted = busy.Counter, true
 	}
-	w.Tried(o)
+	s.at.Tried(o)
 	if ctx.Err() != nil {
 		return nil, 0, l.gaveUp(s.key, ctx.Err(), s.lastFailure)
 	}
@@ -145,7 +146,7 @@ func (l *Locker) leave(ctx context.Context, w *line.Waiter, s *waitState) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
-	l.line.Leave(ctx, w)
+	l.line.Leave(ctx, w, &s.at)
 }
 
 // handedOff wraps in a Lease a lock of key (rkey in Redis) handed off to

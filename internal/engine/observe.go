@@ -59,8 +59,8 @@ func (l *Locker) observeLock(ctx context.Context, w *line.Waiter, s *waitState, 
 	if err == nil {
 		token := lease.Token()
 		// A release in Redis hands the lock off under the waiter's name:
-		// by a notice (Waiter.HandedOff), or found by the waiter's next attempt.
-		handOff, local := w.HandedOff()
+		// by a notice (Place.HandedOff), or found by the waiter's next attempt.
+		handOff, local := s.at.HandedOff()
 		handedOff := handOff || token == w.Name()
 		if handedOff {
 			o.HandedOff(ctx, strategy.HandOffEvent{

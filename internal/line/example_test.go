@@ -42,12 +42,13 @@ func ExampleLine_Join() {
 	ctx := context.Background()
 	first := l.Join(line.Attempt{Key: "lock:{k}", Waiter: "a", Waits: true})
 	second := l.Join(line.Attempt{Key: "lock:{k}", Waiter: "b", Waits: true})
-	_, _, try := first.Heard(<-first.Events())
+	var atFirst, atSecond line.Place // what each call knows of its place in Redis
+	_, _, try := atFirst.Heard(first, <-first.Events())
 	fmt.Println("a tries:", try, first.Try().Token, "waiting:", l.Waiting("lock:{k}"))
-	l.Leave(ctx, first)
-	_, _, try = second.Heard(<-second.Events())
+	l.Leave(ctx, first, &atFirst)
+	_, _, try = atSecond.Heard(second, <-second.Events())
 	fmt.Println("b tries:", try, second.Try().Token, "waiting:", l.Waiting("lock:{k}"))
-	l.Leave(ctx, second)
+	l.Leave(ctx, second, &atSecond)
 	// Output:
 	// a tries: true a.1 waiting: 2
 	// b tries: true b.1 waiting: 1

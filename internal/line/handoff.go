@@ -30,7 +30,7 @@ import (
 type handoff struct {
 	value string    // the owner token the key holds
 	fence uint64    // its fencing token
-	start time.Time // the validity is counted from here; zero: see Waiter.take
+	start time.Time // the validity is counted from here; zero: see Place.take
 	valid time.Duration
 	local bool // by an Unlock of this Locker
 	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the
@@ -48,7 +48,7 @@ type Handed struct {
 	Validity time.Duration
 }
 
-// take takes the lock handed off to w by h, with the validity's start.
+// take takes the lock handed off to w by h, for its Lock call whose place is p, with the validity's start.
 // A hand-off by a release in Redis (the lock holds the waiter's name)
 // came after an attempt put the waiter in the line, so its validity is
 // counted from the send time of the earliest attempt that may have done
@@ -62,8 +62,7 @@ type Handed struct {
 // refused (Heard drops a hand-off that an attempt begun after it arrived
 // found gone). A lock handed off by a local Unlock, or by a quorum of
 // nodes, comes with its own start and validity.
-func (w *Waiter) take(h handoff) Handed {
-	p := &w.at
+func (p *Place) take(w *Waiter, h handoff) Handed {
 	p.queued, p.mayBeQueued = false, false // the hand-off took the waiter out of the line
 	p.handOff, p.handOffLocal = true, h.local
 	start := h.start

@@ -73,9 +73,6 @@ type Waiter struct {
 	// local hand-off that reaches the line after it (handedToGone) may be
 	// that same lock.
 	won string
-	// at is what the Lock call's own goroutine knows of its place in the
-	// line in Redis (Tried, Heard, Leave).
-	at place
 }
 
 // event is what a waiter hears from its line.

@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// place is what a Lock call knows of its place in the line in Redis;
-// only its own goroutine touches it.
-type place struct {
+// Place is what a Lock call knows of its place in the line in Redis
+// (Tried, Heard, Leave). Only the call's own goroutine touches it, so it
+// lives apart from the Waiter, which other goroutines reach, and may stay
+// on that goroutine's stack.
+type Place struct {
 	refusedTry uint64 // the number of the last attempt refused
 	refusedAt  time.Time
 	// refusedCounter is the fencing counter the refusal at refusedAt
@@ -74,24 +76,23 @@ func (w *Waiter) Arrived() time.Time { return w.next.Arrived }
 // Tries returns how many attempts of its own w made.
 func (w *Waiter) Tries() int { return int(w.tries.Load()) }
 
-// HandedOff reports whether w was handed the lock, and whether by a
-// local Unlock.
-func (w *Waiter) HandedOff() (handedOff, local bool) { return w.at.handOff, w.at.handOffLocal }
+// HandedOff reports whether the lock was handed to the waiter, and
+// whether by a local Unlock.
+func (p *Place) HandedOff() (handedOff, local bool) { return p.handOff, p.handOffLocal }
 
-// Took records that w's own attempt took the lock, whose value is value:
-// the technique took it out of its line.
-func (w *Waiter) Took(value string) {
-	w.at.queued, w.at.mayBeQueued, w.at.won = false, false, value
+// Took records that the waiter's own attempt took the lock, whose value
+// is value: the technique took it out of its line.
+func (p *Place) Took(value string) {
+	p.queued, p.mayBeQueued, p.won = false, false, value
 }
 
-// Died records that w's client "died" (an injected crash): it leaves its
-// line entry to go stale.
-func (w *Waiter) Died() { w.at.queued, w.at.mayBeQueued = false, false }
+// Died records that the waiter's client "died" (an injected crash): it
+// leaves its line entry to go stale.
+func (p *Place) Died() { p.queued, p.mayBeQueued = false, false }
 
-// Tried records what an attempt of w's own that did not take the lock
-// told of its place in the line.
-func (w *Waiter) Tried(o Outcome) {
-	p := &w.at
+// Tried records what an attempt of the waiter's own that did not take the
+// lock told of its place in the line.
+func (p *Place) Tried(o Outcome) {
 	if o.Refused {
 		p.queued, p.refusedTry, p.refusedAt = true, o.Try, o.Sent
 		p.refusedCounted, p.refusedCounter = o.Counted, o.Counter
@@ -110,11 +111,11 @@ func (w *Waiter) Tried(o Outcome) {
 	}
 }
 
-// Heard reads e, an event from w's Events: the lock handed to w (taken,
-// and h is it, see take), a reason to attempt now (try), or nothing (an
-// event that an attempt begun since has answered).
-func (w *Waiter) Heard(e event) (h Handed, taken, try bool) {
-	p := &w.at
+// Heard reads e, an event from w's Events, for the Lock call whose place
+// is p: the lock handed to w (taken, and h is it, see take), a reason to
+// attempt now (try), or nothing (an event that an attempt begun since has
+// answered).
+func (p *Place) Heard(w *Waiter, e event) (h Handed, taken, try bool) {
 	if e.handedOff && e.off.start.IsZero() && p.refusedTry > e.tries {
 		// An attempt begun after this hand-off reached the waiter found
 		// the lock not the waiter's: the handed lock is gone (it
@@ -123,7 +124,7 @@ func (w *Waiter) Heard(e event) (h Handed, taken, try bool) {
 		return Handed{}, false, false
 	}
 	if e.handedOff && !(e.off.try > 0 && w.tries.Load() > e.off.try) {
-		return w.take(e.off), true, false
+		return p.take(w, e.off), true, false
 	}
 	// A quorum hand-off that an attempt begun since took or found gone is
 	// dropped, and the waiter attempts at once (stale is false for a
@@ -131,7 +132,7 @@ func (w *Waiter) Heard(e event) (h Handed, taken, try bool) {
 	return Handed{}, false, !e.stale(w)
 }
 
-// Leave ends w's wait: when it gave up after a refused attempt, the
+// Leave ends w's wait, whose place is p: when it gave up after a refused attempt, the
 // technique takes it out of its line in Redis (Abandon, which also passes
 // on a lock a release in Redis handed off to it meanwhile), and the line
 // remembers it for a while (departed), in case that Abandon did not reach
@@ -143,8 +144,8 @@ func (w *Waiter) Heard(e event) (h Handed, taken, try bool) {
 // does not reach Redis (a fault) is tried again in the background until
 // it does (abandonLater, releaseOrRetry), so that what w left behind does
 // not hold the key after the fault heals.
-func (l *Line) Leave(ctx context.Context, w *Waiter) {
-	p, a := &w.at, w.next
+func (l *Line) Leave(ctx context.Context, w *Waiter, p *Place) {
+	a := w.next
 	switch {
 	case p.queued:
 		abandoned := l.abandon(ctx, a)
