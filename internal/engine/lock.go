@@ -150,7 +150,7 @@ func (l *Locker) leave(ctx context.Context, w *line.Waiter, s *waitState) {
 }
 
 // handedOff wraps in a Lease a lock of key (rkey in Redis) handed off to
-// the waiter, with the validity the line counted (line.Waiter.Heard).
+// the waiter, with the validity the line counted (line.Place.Heard).
 func (l *Locker) handedOff(ctx context.Context, key, rkey string, h line.Handed) (strategy.Lease, error) {
 	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
 		return nil, l.opError("lock", key, err)

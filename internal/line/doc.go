@@ -15,8 +15,9 @@
 //     served in order and one goroutine per key and process polls.
 //  2. It makes its attempts (Waiter.Try numbers each, Attempt.SetTry
 //     writes its token "<waiter>.<n>") and tells the line what each said
-//     of its place in Redis (Tried): a refusal may have queued it there.
-//  3. It waits for an event (Waiter.Events, read with Heard): "try now"
+//     of its place in Redis (Place.Tried: the Place is the call's own, on
+//     its stack): a refusal may have queued it there.
+//  3. It waits for an event (Waiter.Events, read with Place.Heard): "try now"
 //     (its turn came, or a release notice said the key may be free), or a
 //     hand-off (the lock is its own). Between attempts it sleeps at most
 //     the line's keep-place bound (Wait), so that a live waiter keeps its

@@ -14,7 +14,7 @@ import (
 // <waiter>" to the waiter's Locker (handoff.lua's handOn, run by the
 // technique's release script). The Locker's Hub gives it to OnNotice,
 // which hands it to the waiter by that name (lines.handOffByName); the
-// waiter's Lock takes it (Waiter.Heard), or, when nobody waits by that
+// waiter's Lock takes it (Place.Heard), or, when nobody waits by that
 // name because the waiter gave up (departed), the lock is passed on
 // (lostHandOff). A local Unlock of a HandOffer technique releases and
 // makes the head's attempt in one step (Next), and gives it what it took
