@@ -7,6 +7,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -29,7 +30,8 @@ func AbandonForTest(ctx context.Context, pool strategy.Pool, key, waiter, locker
 // call (Waits) with owner token token, by the waiter named waiter of the
 // Locker named locker, on the Redis key key (prefix included).
 func AcquireForTest(ctx context.Context, pool strategy.Pool, key, token, waiter, locker string, ttl time.Duration) (engine.Acquired, error) {
-	return newTechnique(pool, FenceRetention).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, TTL: ttl, Waits: true, Locker: locker})
+	try, pass, _ := line.ParseToken(token, waiter)
+	return newTechnique(pool, FenceRetention).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, Try: try, Pass: pass, TTL: ttl, Waits: true, Locker: locker})
 }
 
 // NewWithRetention is New with fencing counters kept for retention after

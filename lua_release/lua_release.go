@@ -4,11 +4,11 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
@@ -159,8 +159,8 @@ func newReplicatedTechnique(pool strategy.Pool, retention time.Duration, w *repl
 		pool:    pool,
 		pipe:    redisconn.NewPipeline(pool),
 		acquire: redisconn.NewScript(4, protocol.Source(consts+acquireSource)),
-		abandon: redis.NewScript(4, protocol.AbandonSource(consts)),
-		release: redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
+		abandon: redis.NewScript(4, line.AbandonSource(consts)),
+		release: redisconn.NewScript(4, line.HandOnSource(consts, releaseSource)),
 		extend:  scripts.ComparePExpire(),
 		wait:    w,
 	}
@@ -196,7 +196,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 	args = append(args, k.Lock, k.Fence, k.Line, k.Seen, a.Token, t.args.TTL(a.TTL))
 	if a.Waits { // a TryLock joins no line, and sends neither
 		args = append(args, t.args.Locker(a.Locker))
-		if !waiterOfToken(a.Token, a.Waiter) {
+		if !a.TokenNamesWaiter() { // else the script reads the name from the token
 			args = append(args, a.Waiter)
 		}
 	}
@@ -204,49 +204,71 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		return t.acquireReplicated(ctx, a, args)
 	}
 	reply, err := t.acquire.Call(ctx, t.pipe, args)
-	if err != nil {
-		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
-	}
-	return t.acquired(a, args, reply)
+	return t.acquired(a, args, reply, err)
 }
 
-// acquired reads the acquire script's reply to the attempt a, made with
-// args: the lock taken (its fencing token), handed to the waiter, or
-// refused (a BusyError).
-func (t *technique) acquired(a engine.Attempt, args []any, reply any) (engine.Acquired, error) {
-	if f, ok := reply.(int64); ok && f > 0 { // ours: the fencing token
-		return engine.Acquired{Fence: uint64(f), Keys: args[2:6:6]}, nil
+// acquired turns acquire.lua's reply to the attempt a, made with args (or
+// the call's error), into its outcome: the lock taken (its fencing
+// token), handed to the waiter, or refused (a BusyError).
+func (t *technique) acquired(a engine.Attempt, args []any, reply any, err error) (engine.Acquired, error) {
+	r, err := readAcquire(reply, err)
+	switch {
+	case err != nil:
+		return engine.Acquired{}, fmt.Errorf("acquire: %w", err)
+	case r.handed:
+		// Handed to this waiter by a release: what the lock has left,
+		// counted from before this attempt was sent, is a safe validity.
+		return engine.Acquired{Value: a.Waiter, Fence: r.fence, Validity: time.Duration(r.pttl) * time.Millisecond, Keys: args[2:6:6]}, nil
+	case r.took:
+		return engine.Acquired{Fence: r.fence, Keys: args[2:6:6]}, nil
+	}
+	return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(r.pttl), Listened: r.listened,
+		Counter: r.counter, Counted: r.counted}
+}
+
+// acquireReply is acquire.lua's reply, as readAcquire reads it.
+type acquireReply struct {
+	took   bool   // the lock is ours, with fencing token fence
+	handed bool   // a release handed it to the waiter: it has pttl ms left
+	fence  uint64 // when took or handed
+	// pttl is, when refused, what the holder's lock has left (-2: the
+	// lock is free but kept for the head of the line).
+	pttl int64
+	// A refused Lock's reply also says whether its Locker listens on its
+	// inbox on the lock's node, and what the fencing counter was (-1:
+	// none), when counted.
+	listened bool
+	counter  int64
+	counted  bool
+}
+
+// readAcquire reads acquire.lua's reply (or returns the call's error):
+// a fencing token when the lock is ours, {2, fence, pttl} when a release
+// had handed it to the waiter, {0, pttl} when a TryLock is refused and
+// {0, pttl, listened, counter} when a Lock is.
+func readAcquire(reply any, err error) (acquireReply, error) {
+	if err != nil {
+		return acquireReply{}, err
+	}
+	if f, ok := reply.(int64); ok && f > 0 {
+		return acquireReply{took: true, fence: uint64(f)}, nil
 	}
 	vals, _ := reply.([]any)
 	var n [4]int64
 	for i, v := range vals {
 		x, ok := v.(int64)
 		if !ok || i >= len(n) {
-			return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
+			return acquireReply{}, fmt.Errorf("unexpected reply %v", reply)
 		}
 		n[i] = x
 	}
 	switch {
 	case len(vals) >= 2 && n[0] == 0:
-		// A refused Lock's reply also says whether its Locker listens and
-		// what the fencing counter was (acquire.lua).
-		return engine.Acquired{}, &engine.BusyError{Key: a.Key, Remaining: remaining(n[1]), Listened: n[2] == 1,
-			Counter: n[3], Counted: len(vals) == 4}
+		return acquireReply{pttl: n[1], listened: n[2] == 1, counter: n[3], counted: len(vals) == 4}, nil
 	case len(vals) == 3 && n[0] == 2 && n[2] > 0:
-		// Handed to this waiter by a release: what the lock has left,
-		// counted from before this attempt was sent, is a safe validity.
-		return engine.Acquired{Value: a.Waiter, Fence: uint64(n[1]), Validity: time.Duration(n[2]) * time.Millisecond, Keys: args[2:6:6]}, nil
+		return acquireReply{handed: true, fence: uint64(n[1]), pttl: n[2]}, nil
 	}
-	return engine.Acquired{}, fmt.Errorf("acquire: unexpected reply %v", reply)
-}
-
-// waiterOfToken reports whether waiter is token's part before its last
-// ".", non-empty, as the acquire script finds it when it is not sent (the
-// engine's tokens of a Lock call are "<waiter>.<n>", engine.Attempt): an
-// argument not sent costs neither the client nor Redis anything.
-func waiterOfToken(token, waiter string) bool {
-	return waiter != "" && len(token) > len(waiter) && token[len(waiter)] == '.' &&
-		token[:len(waiter)] == waiter && !strings.Contains(token[len(waiter)+1:], ".")
+	return acquireReply{}, fmt.Errorf("unexpected reply %v", reply)
 }
 
 // remaining turns the acquire script's PTTL into the wait hint: what the
@@ -272,7 +294,7 @@ func remaining(pttl int64) time.Duration {
 // drops out of the line by itself after LineStale (after LineListened
 // while its Locker listens), and when a release hands it the lock before
 // then, its Locker, which remembers the waiters that left, also passes
-// the lock on when the hand-off notice reaches it (the engine's departed
+// the lock on when the hand-off notice reaches it (the line's departed
 // waiters).
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	k := protocol.KeysOf(a.Key)
@@ -284,23 +306,6 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 // member is a waiter's name in the line (protocol.Member).
 func member(a engine.Attempt) string {
 	return protocol.Member{TTL: a.TTL, Locker: a.Locker, Waiter: a.Waiter}.String()
-}
-
-func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return t.owned(t.release.Call(ctx, t.pipe, t.releaseArgs(h, 0)))
-}
-
-// releaseArgs is the release script's argument list for the lock h, with
-// room for extra arguments after the owner's token: its keys, as kept at
-// acquire (a lock handed off or taken back kept none: derived from its
-// key), then the token.
-func (t *technique) releaseArgs(h engine.Held, extra int) []any {
-	k := h.Keys
-	if len(k) != 4 {
-		k = protocol.KeysOf(h.Key).All()
-	}
-	args := append(t.release.Args(5+extra), k...)
-	return append(args, h.Value)
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {

@@ -15,7 +15,7 @@
 -- the waiter taken out of the line) but without a notice, and the reply
 -- is {fence}: the caller hands the lock over. Only a waiter in the line is
 -- served so: one that gives up takes itself out of the line and passes on
--- a lock handed to it, as any waiter does (protocol's abandon.lua), so a lost reply
+-- a lock handed to it, as any waiter does (package line's abandon.lua), so a lost reply
 -- leaves nobody's lock behind.
 -- Replies 0 when the lock was missing or someone else's.
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then

@@ -177,7 +177,7 @@ func (t *technique) acquireReplicated(ctx context.Context, a engine.Attempt, arg
 		if err != nil {
 			return fmt.Errorf("acquire: %w", err)
 		}
-		if g, err = t.acquired(a, args, reply); err != nil {
+		if g, err = t.acquired(a, args, reply, nil); err != nil {
 			return err
 		}
 		if err := t.wait.acknowledged(ctx, c); err != nil {

@@ -1,12 +1,11 @@
 package redlock
 
 import (
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 )
 
 // grants collects the hand-offs the nodes' releases made to this Locker's
@@ -66,17 +65,6 @@ func (g *grants) recycle(w *waiting) {
 	g.free.Put(w)
 }
 
-// tryOf returns the attempt number of a Lock call's token (Waiter + "." +
-// number), or false for any other (a local hand-off's, Waiter + ".p" + n).
-func tryOf(a engine.Attempt) (uint64, bool) {
-	n, ok := strings.CutPrefix(a.Token, a.Waiter+".")
-	if !ok {
-		return 0, false
-	}
-	try, err := strconv.ParseUint(n, 10, 64)
-	return try, err == nil && try > 0
-}
-
 // beginGrant records a Lock call's attempt a, sent at start. Its own
 // attempt starts a new count; every request is in flight until
 // answeredGrant.
@@ -84,7 +72,7 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	if !a.Waits {
 		return grantAttempt{}
 	}
-	try, own := tryOf(a)
+	try, own := a.Try, a.Try > 0 // a local hand-off's attempt is not the Lock call's own
 	g := &t.grants
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -142,7 +130,7 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	}
 }
 
-// LockEnded forgets waiter, whose Lock call ended (engine.QuorumHandOffs),
+// LockEnded forgets waiter, whose Lock call ended (line.Quorum),
 // passing on the copies nodes handed it; one delivered a quorum's
 // hand-off stays until it is settled.
 func (t *technique) LockEnded(rkey, waiter string) {
@@ -162,7 +150,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 }
 
 // NodeHandOff records that node handed rkey's lock to waiter with token
-// fence (engine.QuorumHandOffs). A copy handed to a Lock call that no
+// fence (line.Quorum). A copy handed to a Lock call that no
 // longer waits is passed on, on that node alone.
 func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 	if node < 0 || node >= len(t.nodes) {
@@ -249,7 +237,7 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if counted < t.s.quorum {
 		if w.gather == nil {
 			rkey := w.rkey
-			w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.e.Poke(rkey, waiter) })
+			w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.line.Poke(rkey, waiter) })
 		}
 		return
 	}
@@ -263,11 +251,11 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	w.stopGather()
 	if atTop < t.s.quorum || time.Since(w.start) >= validity {
 		// Its next attempt takes the copies and settles the fence.
-		t.e.Poke(w.rkey, waiter)
+		t.line.Poke(w.rkey, waiter)
 		return
 	}
-	h := engine.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
-	if !t.e.HandOffQuorum(w.rkey, h) {
+	h := line.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
+	if !t.line.HandOffQuorum(w.rkey, h) {
 		// The waiter left its line meanwhile, or takes another hand-off.
 		delete(t.grants.byWaiter, waiter)
 		t.passOnNodes(w.rkey, waiter, t.nodes)

@@ -1,7 +1,6 @@
 package redlock
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
@@ -22,7 +21,9 @@ func TestGrantCountsOnlySettledNodes(t *testing.T) {
 	tq := l.t
 	rkey := protocol.LockKey("lock:", "k")
 	attempt := func(try int) engine.Attempt {
-		return engine.Attempt{Key: rkey, Waiter: "w", Token: "w." + strconv.Itoa(try), TTL: time.Minute, Waits: true}
+		a := engine.Attempt{Key: rkey, Waiter: "w", TTL: time.Minute, Waits: true}
+		a.SetTry(uint64(try)) // token "w.<try>"
+		return a
 	}
 	refused := answer{vote: voteNo, queued: true, fenceSeen: 10}
 	mayHold := answer{vote: voteYes, mayHold: true, counter: 11}

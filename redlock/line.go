@@ -66,7 +66,7 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	if len(nodes) == 0 {
 		return
 	}
-	member := protocol.Member{TTL: ttl, Locker: t.e.ID(), Waiter: waiter}.String()
+	member := protocol.Member{TTL: ttl, Locker: t.line.ID(), Waiter: waiter}.String()
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
 }
 
@@ -187,14 +187,16 @@ type handing struct {
 
 // HandOff hands the lock h holds to next, a waiter of the same Locker, in
 // one round: every node's acquire script deletes h's lock and then makes
-// next's attempt. It returns next's result and error as Acquire does, and
+// next's attempt. It returns what next got (its lock, when its attempt
+// succeeded as Acquire would), and
 // the release's outcome: nil once a quorum deleted h's lock (or no quorum
 // can still hold it), strategy.ErrNotHeld when too many nodes did not hold
 // it, else the nodes' failures; it may wait for late nodes.
-func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
+func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
+	passed := engine.Passed{Taken: err == nil, Acquired: g}
 	if hd.r == nil {
-		return g, err, t.Release(ctx, h)
+		return passed, t.Release(ctx, h)
 	}
 	tl := &hd.tl
 	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {
@@ -202,17 +204,17 @@ func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Atte
 		case a := <-hd.r.answers:
 			tl.add(a)
 		case <-ctx.Done():
-			return g, err, fmt.Errorf("release: %w", ctx.Err())
+			return passed, fmt.Errorf("release: %w", ctx.Err())
 		}
 	}
 	switch {
 	case tl.handed >= tl.quorum:
-		return g, err, nil
+		return passed, nil
 	case tl.notHanded > tl.n-tl.quorum:
-		return g, err, fmt.Errorf("release: %w: %d of %d nodes did not hold it", strategy.ErrNotHeld, tl.notHanded, tl.n)
+		return passed, fmt.Errorf("release: %w: %d of %d nodes did not hold it", strategy.ErrNotHeld, tl.notHanded, tl.n)
 	case tl.handed > 0 && tl.pending() == 0 && tl.handed+tl.notHanded > tl.n-tl.quorum:
-		return g, err, nil // fewer than a quorum may still hold it
+		return passed, nil // fewer than a quorum may still hold it
 	}
-	return g, err, fmt.Errorf("release: deleted on %d of %d nodes (quorum %d), %d did not hold it: %w",
+	return passed, fmt.Errorf("release: deleted on %d of %d nodes (quorum %d), %d did not hold it: %w",
 		tl.handed, tl.n, tl.quorum, tl.notHanded, joined(tl.errs))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
@@ -61,7 +62,7 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.e, t.closing = e, e.Closed()
+	t.line, t.closing = e.Line(), e.Closed()
 	cfg.Config = e.Config()
 	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
@@ -159,6 +160,6 @@ func (t *technique) useRetention(retention time.Duration) {
 		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
 	t.acquireScript = redisconn.NewScript(4, protocol.Source(consts+acquireSource))
 	t.raise = redisconn.NewScript(2, protocol.Source(consts+raiseSource))
-	t.release = redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource))
-	t.abandon = redisconn.NewScript(4, protocol.AbandonSource(consts))
+	t.release = redisconn.NewScript(4, line.HandOnSource(consts, releaseSource))
+	t.abandon = redisconn.NewScript(4, line.AbandonSource(consts))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -24,9 +25,9 @@ type technique struct {
 	acquireScript *redisconn.Script // acquire.lua
 	raise         *redisconn.Script // raise.lua: the fencing write-back
 	release       *redisconn.Script // release.lua
-	abandon       *redisconn.Script // protocol's abandon.lua
+	abandon       *redisconn.Script // line's abandon.lua
 	extend        *redisconn.Script
-	e             *engine.Locker // set once by New
+	line          *line.Line // the Locker's line, which grants hands locks to (set once by New)
 	grants        grants
 	clock         clock
 	maxTTL        atomic.Int64      // the longest TTL asked for, in ns

@@ -13,24 +13,17 @@
 //     attempt (the call's name followed by the attempt number) and notes
 //     the monotonic time before each attempt;
 //  2. asks the technique to acquire, once for TryLock, or in a loop for
-//     Lock: this Locker's goroutines waiting for one key queue in FIFO order
-//     and only the first contends in Redis; it retries when a release
-//     notice names it or anyone (WithNotices: one pub/sub connection per
-//     node, package notify), when a local Unlock frees the key, when the
-//     holder's remaining TTL reported by the technique (BusyError) runs out,
-//     or when Config.Retry's wait ends (capped, for a technique that keeps a
-//     line of waiters in Redis, so that the waiter keeps its place:
-//     WithLine; replaced by that keep-place bound once the waiter listens,
-//     for a technique whose releases always tell or hand off to the head:
-//     WithNoticeWaits, and by a longer one when the technique's line saw
-//     the waiter's Locker listening: WithListened), whichever comes first; transient
+//     Lock, whose waiting is package line's: this Locker's goroutines
+//     waiting for one key queue in FIFO order and only the first contends
+//     in Redis; it retries when a release notice names it or anyone
+//     (WithNotices), when a local Unlock frees the key, when the holder's
+//     remaining TTL reported by the technique (BusyError) runs out, or
+//     when Config.Retry's wait ends (bounded by the line: WithLine,
+//     WithListened, WithNoticeWaits), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
-//     another attempt when the lock is handed off to it: by a release in
-//     Redis (a "handoff:" notice, see notice.go; WithInboxNotices sends each
-//     notice to the one Locker it concerns; for a QuorumHandOffs technique,
-//     whose nodes each hand their copy, once the technique counted enough
-//     of them, see quorum.go), or by a local Unlock of a HandOffer
-//     technique, which releases and makes the waiter's attempt in one step;
+//     another attempt when the lock is handed off to it, by a release in
+//     Redis or by a local Unlock of a HandOffer technique, which releases
+//     and makes the waiter's attempt in one step (see package line);
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;
 //  4. names the technique and the call once in every error it returns,
@@ -38,12 +31,10 @@
 //     any "lockzoo: " of the errors it wraps): techniques return their
 //     errors without that prefix.
 //
-// Following a hand-off: the waiter's one events channel and the local line
-// are in waitq.go, Lock's loop and what a waiter that gives up passes on
-// are in lock.go, a hand-off that comes after the waiter left is passed
-// on from departed.go, and the Unlock that hands off locally is
-// Lease.handOffTo in lease.go (with handedToGone, for a waiter that left
-// before the hand-off reached it).
+// The Locker's line (package line) keeps the waiters, routes notices and
+// hand-offs to them and cleans up after a waiter that gives up; a
+// technique plugs into it (line.Technique, line.Abandoner, line.Quorum),
+// never into the engine.
 //
 // A technique that waits for replicas (WithReplicas, replicas.go) takes
 // Config.Replicas; Lock then ends at an attempt the replicas did not

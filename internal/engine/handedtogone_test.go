@@ -55,11 +55,13 @@ func (p *passing) Extend(context.Context, engine.Held, time.Duration) (engine.Ac
 	return engine.Acquired{}, nil
 }
 
-func (p *passing) HandOff(_ context.Context, _ engine.Held, next engine.Attempt) (engine.Acquired, error, error) {
+func (p *passing) HandOff(_ context.Context, _ engine.Held, next engine.Attempt) (engine.Passed, error) {
 	close(p.handing)
 	<-p.answer
-	return engine.Acquired{Value: p.value(next), Fence: 9}, nil, nil
+	return engine.Passed{Taken: true, Acquired: engine.Acquired{Value: p.value(next), Fence: 9}}, nil
 }
+
+var _ engine.HandOffer = (*passing)(nil)
 
 func (p *passing) attempts() int {
 	p.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -154,13 +155,13 @@ func (s *Lease) Unlock(ctx context.Context) error {
 		return s.l.opError("unlock", s.key, err)
 	}
 	if p, ok := s.l.tech.(HandOffer); ok {
-		if w, next := s.l.lines.nextAttempt(s.rkey); w != nil {
+		if w, next := s.l.line.Next(s.rkey); w != nil {
 			return s.handOffTo(ctx, p, h, w, next)
 		}
 	}
 	err := s.l.tech.Release(ctx, h)
 	s.spendUnless(err)
-	s.l.lines.poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
+	s.l.line.Poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
 	if s.l.cfg.Observer != nil {
 		s.observeRelease(ctx, err, false)
 	}
@@ -184,57 +185,29 @@ func (s *Lease) spendUnless(err error) {
 
 // handOffTo releases the lock and makes the attempt next for w, a waiter of
 // this Locker for the same key, in one step (see HandOffer). A lock taken for
-// w is handed off to it; if w gave up meanwhile, the lock is released again.
-// When the attempt fails, w is told to try on its own.
+// w is handed over to it (line.Line.HandOver, which releases it again if w
+// gave up meanwhile). When the attempt fails, w is told to try on its own.
 //
 // The lease is spent when the lock was passed on (the attempt succeeded:
 // the lock is w's now, whatever the release reported), and otherwise as
 // Unlock spends it, by the release's outcome.
-func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *waiter, next Attempt) error {
+func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *line.Waiter, next Attempt) error {
 	start := time.Now()
-	g, acquired, released := p.HandOff(ctx, h, next)
-	if acquired == nil {
+	passed, released := p.HandOff(ctx, h, next)
+	if passed.Taken {
 		s.spendUnless(nil)
+		s.l.line.HandOver(ctx, w, next, line.Handed{Value: passed.Value, Fence: passed.Fence, Start: start, Validity: passed.Validity})
 	} else {
 		s.spendUnless(released)
-	}
-	if acquired == nil {
-		ho := handoff{value: g.Value, fence: g.Fence, start: start, valid: g.Validity, local: true}
-		if ho.value == "" {
-			ho.value = next.Token
-		}
-		if ho.valid == 0 {
-			ho.valid = next.TTL
-		}
-		if !s.l.lines.handOff(s.rkey, w, ho) {
-			s.l.handedToGone(ctx, s.rkey, w, ho)
-		}
-	} else {
-		s.l.lines.poke(s.rkey, "")
+		s.l.line.Poke(s.rkey, "")
 	}
 	if s.l.cfg.Observer != nil {
-		s.observeRelease(ctx, released, acquired == nil)
+		s.observeRelease(ctx, released, passed.Taken)
 	}
 	if released != nil {
 		return s.l.opError("unlock", s.key, released)
 	}
 	return nil
-}
-
-// handedToGone deals with the lock h of the Redis key rkey that a local
-// Unlock took for w after w left the key's line. A lock in w's name (a
-// technique that hands locks to waiters by name answers w's own attempts
-// with it too) may be the one w took by such an attempt and holds: it is
-// left alone. Any other (a hand-off token of its own, or a lock in the
-// name of a waiter that gave up) is nobody's: it is released, which
-// passes it on to the next waiter in line, on a fresh context bounded by
-// cleanupTimeout, and again in the background while that does not reach
-// Redis (releaseOrRetry).
-func (l *Locker) handedToGone(ctx context.Context, rkey string, w *waiter, h handoff) {
-	if won := l.lines.took(rkey, w); won != "" && won == h.value {
-		return
-	}
-	l.releaseOrRetry(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
 }
 
 // snapshot returns what Release and Extend need, and whether the lease is

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
-	"github.com/lockzoo/lockzoo/internal/notify"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -22,20 +20,11 @@ type Locker struct {
 	tech  Technique
 	cfg   strategy.Config
 	props strategy.Properties
-	lines *lines      // local waiters, per key
-	hub   *notify.Hub // release notices; nil when the technique publishes none
-	inbox bool        // WithInboxNotices
-	// keepPlace bounds the wait after a refused attempt (WithLine); 0
-	// means no bound beyond the Retry policy's.
-	keepPlace time.Duration
-	// keepListened bounds it instead when the refusal says the line saw
-	// the waiter's Locker listening (WithListened); 0 without.
-	keepListened time.Duration
-	// noticeWaits: WithNoticeWaits.
-	noticeWaits bool
-	// id names this Locker in its waiters' inbox channels; set when the
-	// technique addresses its notices (WithInboxNotices), else "".
-	id string
+	// line keeps the Lock calls waiting, routes notices and hand-offs to
+	// them, and cleans up after them; lineCfg is what the options ask of
+	// it, until New builds it.
+	line    *line.Line
+	lineCfg line.Config
 	// lockKey builds a lock's Redis key (WithTaggedKeys); nil means
 	// Config.Prefix + key.
 	lockKey func(prefix, key string) string
@@ -43,18 +32,6 @@ type Locker struct {
 	noTakeBack, noAttemptBound bool
 	// honoursReplicas: WithReplicas.
 	honoursReplicas bool
-	// quorum is tech when it is a QuorumHandOffs, else nil.
-	quorum QuorumHandOffs
-	// departed: the waiters that gave up while in a line in Redis, for
-	// passOn (WithLine).
-	departed departed
-	// bg counts the clean-ups in the background (takeBack, passOn,
-	// abandonLater: cleanUpInBackground); Close stops their retries and
-	// waits for them.
-	bg sync.WaitGroup
-
-	closeOnce sync.Once
-	closed    chan struct{} // closed by Close
 }
 
 // Option adds an optional capability to a Locker.
@@ -65,11 +42,9 @@ type Option func(*Locker)
 // Held.Channel in the same round trip as the delete. The message is empty,
 // names the one waiter that should try now (a technique that keeps a line
 // of waiters in Redis names its head), or tells a waiter that the release
-// handed the lock off to it; see notice.go for the bodies.
+// handed the lock off to it (protocol.Notice).
 func WithNotices(pools ...strategy.Pool) Option {
-	return func(l *Locker) {
-		l.hub = notify.NewNodeHub(pools, l.onNodeNotice)
-	}
+	return func(l *Locker) { l.lineCfg.Pools = pools }
 }
 
 // WithLine is for a technique that keeps a line of waiters in Redis and
@@ -78,7 +53,7 @@ func WithNotices(pools ...strategy.Pool) Option {
 // so that a live waiter keeps its place (a waiter dropped from the line
 // would hear no notice naming it).
 func WithLine(stale time.Duration) Option {
-	return func(l *Locker) { l.keepPlace, l.departed.horizon = stale/2, max(l.departed.horizon, 2*stale) }
+	return func(l *Locker) { l.lineCfg.Stale = stale }
 }
 
 // WithListened is WithLine's longer bound for a technique whose line keeps
@@ -87,13 +62,10 @@ func WithLine(stale time.Duration) Option {
 // the lock's node), and says so in the refusal (BusyError.Listened): such
 // a waiter, once it sleeps (WithNoticeWaits), waits at most listened/2
 // before its next attempt instead of stale/2. The Locker remembers a
-// waiter that left for 2 × listened (departed), since a release can hand
+// waiter that left for 2 × listened, since a release can hand
 // it the lock that long after.
 func WithListened(listened time.Duration) Option {
-	return func(l *Locker) {
-		l.keepListened = listened / 2
-		l.departed.horizon = max(l.departed.horizon, 2*listened)
-	}
+	return func(l *Locker) { l.lineCfg.Listened = listened }
 }
 
 // WithNoticeWaits is for a technique whose every release tells the head
@@ -109,7 +81,7 @@ func WithListened(listened time.Duration) Option {
 // waiting costs Redis one attempt per waiter per stale/2 rather than one
 // per backoff.
 func WithNoticeWaits() Option {
-	return func(l *Locker) { l.noticeWaits = true }
+	return func(l *Locker) { l.lineCfg.NoticeWaits = true }
 }
 
 // WithInboxNotices is WithNotices for a technique that sends each notice
@@ -118,10 +90,7 @@ func WithNoticeWaits() Option {
 // of on the key's channel, so a release wakes one Locker rather than every
 // Locker that waits for the key.
 func WithInboxNotices(pools ...strategy.Pool) Option {
-	return func(l *Locker) {
-		WithNotices(pools...)(l)
-		l.inbox = true
-	}
+	return func(l *Locker) { l.lineCfg.Pools, l.lineCfg.Inbox = pools, true }
 }
 
 // WithTaggedKeys keeps each lock under protocol.LockKey(Config.Prefix, key),
@@ -131,31 +100,12 @@ func WithTaggedKeys() Option {
 	return func(l *Locker) { l.lockKey = protocol.LockKey }
 }
 
-// onNotice routes a notice received on channel to the key's line.
-func (l *Locker) onNotice(channel, body string) {
-	rkey, ok := protocol.LockOf(channel)
-	if !ok {
-		return
-	}
-	if name, fence, lost := l.lines.onNotice(rkey, body); lost {
-		l.lostHandOff(rkey, name, fence)
-	}
-}
-
 // rkey returns the Redis key of the lock the caller names key.
 func (l *Locker) rkey(key string) string {
 	if l.lockKey != nil {
 		return l.lockKey(l.cfg.Prefix, key)
 	}
 	return l.cfg.Prefix + key
-}
-
-// channel returns the channel this Locker's waiters for rkey listen on.
-func (l *Locker) channel(rkey string) string {
-	if l.id != "" {
-		return InboxChannel(rkey, l.id)
-	}
-	return ReleaseChannel(rkey)
 }
 
 // New returns a Locker for tech. cfg is checked and completed with
@@ -169,27 +119,30 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 	if err != nil {
 		return nil, lockerr.New(props.Name, err)
 	}
-	l := &Locker{tech: tech, cfg: cfg, props: props, lines: newLines(), closed: make(chan struct{})}
+	l := &Locker{tech: tech, cfg: cfg, props: props}
 	for _, o := range opts {
 		o(l)
 	}
-	l.quorum, _ = tech.(QuorumHandOffs)
 	if err := l.checkReplicas(); err != nil {
 		return nil, lockerr.New(props.Name, err)
 	}
-	if l.inbox {
-		id, err := uuid.NewRandom()
-		if err != nil {
-			return nil, lockerr.New(props.Name, fmt.Errorf("inbox name: %w", err))
-		}
-		l.id = id.String()
+	l.lineCfg.TTL = cfg.TTL
+	// A hand-off by a release in Redis did not wait for the replicas: the
+	// waiter confirms it with an attempt of its own (WithReplicas).
+	l.lineCfg.ConfirmRedisHandOffs = l.replicated()
+	if l.line, err = line.New(tech, l.lineCfg); err != nil {
+		return nil, lockerr.New(props.Name, err)
 	}
 	return l, nil
 }
 
 // ID returns the name of the Locker in its waiters' inbox channels
 // (Attempt.Locker), or "" without WithInboxNotices.
-func (l *Locker) ID() string { return l.id }
+func (l *Locker) ID() string { return l.line.ID() }
+
+// Line returns the Locker's line, for a technique that hands locks to its
+// waiters itself (line.Quorum).
+func (l *Locker) Line() *line.Line { return l.line }
 
 // Config returns the Locker's configuration with defaults filled in.
 func (l *Locker) Config() strategy.Config { return l.cfg }
@@ -258,29 +211,16 @@ func (l *Locker) opError(op, key string, err error) error {
 // connections end notify.Linger after its last waiter left, and a
 // clean-up in the background once it reaches Redis, or after the TTL.
 func (l *Locker) Close() error {
-	l.closeOnce.Do(func() {
-		close(l.closed)
-		if l.hub != nil {
-			l.hub.Close()
-		}
-	})
-	l.bg.Wait() // clean-ups under way end within cleanupTimeout
+	l.line.Close() // clean-ups under way end within a second
 	return nil
 }
 
 // Closed returns a channel that is closed once Close is called, for a
 // technique's background work that must end when its Locker closes.
-func (l *Locker) Closed() <-chan struct{} { return l.closed }
+func (l *Locker) Closed() <-chan struct{} { return l.line.Closed() }
 
 // isClosed reports whether Close was called.
-func (l *Locker) isClosed() bool {
-	select {
-	case <-l.closed:
-		return true
-	default:
-		return false
-	}
-}
+func (l *Locker) isClosed() bool { return l.line.IsClosed() }
 
 // checkOpen returns an error wrapping strategy.ErrClosed for op on key
 // after Close, else nil.
@@ -317,13 +257,6 @@ func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.
 		return nil, err
 	}
 	return newLease(l, key, a.Key, a.Token, start, g), nil
-}
-
-// attemptToken returns the owner token of attempt number n (from 1) of the
-// Lock call named waiter: waiter + "." + n. The waiter's name is unique
-// (see token), so every attempt's token is too.
-func (l *Locker) attemptToken(waiter string, n int) (string, error) {
-	return waiter + "." + strconv.Itoa(n), nil
 }
 
 // token returns a new name for a TryLock or Lock call, unique whatever

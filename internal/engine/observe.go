@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -52,18 +53,19 @@ func (l *Locker) observeTry(ctx context.Context, key string, start time.Time, le
 // observeLock reports the outcome of the Lock call of w and s, which
 // returns lease and err: a hand-off it received (HandedOff), then Acquired,
 // or NotAcquired.
-func (l *Locker) observeLock(ctx context.Context, w *waiter, s *waitState, lease strategy.Lease, err error) {
+func (l *Locker) observeLock(ctx context.Context, w *line.Waiter, s *waitState, lease strategy.Lease, err error) {
 	o := l.cfg.Observer
-	wait, attempts := time.Since(s.a.Arrived), int(w.tries.Load())
+	wait, attempts := time.Since(w.Arrived()), w.Tries()
 	if err == nil {
 		token := lease.Token()
 		// A release in Redis hands the lock off under the waiter's name:
-		// by a notice (s.handOff), or found by the waiter's next attempt.
-		handedOff := s.handOff || token == s.a.Waiter
+		// by a notice (Place.HandedOff), or found by the waiter's next attempt.
+		handOff, local := s.at.HandedOff()
+		handedOff := handOff || token == w.Name()
 		if handedOff {
 			o.HandedOff(ctx, strategy.HandOffEvent{
 				Technique: l.props.Name, Key: s.key, Token: token, Fence: lease.Fence(),
-				Wait: wait, Attempts: attempts, Local: s.handOffLocal,
+				Wait: wait, Attempts: attempts, Local: local,
 			})
 		}
 		o.Acquired(ctx, strategy.AcquiredEvent{

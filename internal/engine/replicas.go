@@ -59,12 +59,3 @@ func (l *Locker) replicaWait() time.Duration {
 	}
 	return l.cfg.ReplicaTimeout
 }
-
-// unconfirmed reports whether h, a hand-off that reached a waiter, must
-// be confirmed by an attempt of the waiter's own before it counts: a
-// hand-off by a release in Redis (no start of its own, not by a local
-// Unlock, not counted by a quorum) when the replicas' acknowledgement is
-// asked for.
-func (l *Locker) unconfirmed(h handoff) bool {
-	return l.replicated() && h.start.IsZero() && !h.local && h.try == 0
-}

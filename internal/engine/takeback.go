@@ -66,7 +66,7 @@ func outcomeUnknown(err error) bool {
 	return true
 }
 
-// takeBack releases, in the background (releaseInBackground), what the
+// takeBack releases, in the background (line.Line.ReleaseInBackground), what the
 // attempt a may have written, with the technique's owner-checked release
 // of a's own token (ctx may have ended: that is often why the outcome is
 // unknown). A release that finds nothing of a's does nothing. It is tried
@@ -76,5 +76,5 @@ func (l *Locker) takeBack(a Attempt) {
 	if l.noTakeBack {
 		return
 	}
-	l.releaseInBackground(Held{Key: a.Key, Value: a.Token}, a.TTL)
+	l.line.ReleaseInBackground(Held{Key: a.Key, Value: a.Token}, a.TTL)
 }

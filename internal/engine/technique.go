@@ -5,34 +5,20 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// Attempt is one acquire attempt, for a Technique to make.
-type Attempt struct {
-	Key   string        // the Redis key, prefix included
-	Token string        // the owner token, new for every attempt
-	TTL   time.Duration // the lock lifetime asked for
-	// Waiter names the Lock call the attempt belongs to, the same for all
-	// its attempts: a technique that keeps a line of waiters in Redis
-	// queues it under this name, and release notices name it. It is
-	// unique per call whatever Config.Token returns (Config.Token's value
-	// + "." + random characters, or a UUIDv4), and every Token of the call
-	// is Waiter + "." + a number (".p" + a number for a hand-off, see
-	// HandOffer); a TryLock's Token is its Waiter.
-	Waiter string
-	// Waits is true for Lock's attempts and false for TryLock's: only
-	// callers that will wait join a line.
-	Waits bool
-	// Arrived is when the Lock (or TryLock) call began, the same for all
-	// its attempts: a technique may order its line of waiters by it.
-	Arrived time.Time
-	// Locker names the Locker that makes the attempt, for a technique
-	// that sends notices to the waiter's inbox,
-	// InboxChannel(Key, Locker) (see WithInboxNotices); "" otherwise.
-	Locker string
-}
+// Attempt is one acquire attempt, for a Technique to make: its key,
+// owner token, TTL, and the Lock call it belongs to (line.Attempt, since
+// a Lock call's attempts are what the line numbers and queues).
+type Attempt = line.Attempt
+
+// Held identifies a lock a lease holds, for Release and Extend
+// (line.Held, since the line releases the locks handed to waiters that
+// left).
+type Held = line.Held
 
 // Acquired is what a successful acquire or extend reports.
 type Acquired struct {
@@ -50,40 +36,22 @@ type Acquired struct {
 	Keys []any
 }
 
-// Held identifies a lock a lease holds, for Release and Extend.
-type Held struct {
-	Key   string // the Redis key, prefix included
-	Value string // the value the holder wrote (the token, for most techniques)
-	Fence uint64
-	// Keys is Acquired.Keys of the acquire that took the lock, or nil (a
-	// lock handed off, or taken back): the technique then builds its keys
-	// from Key.
-	Keys []any
-}
-
-// Channel is where Release publishes its notice: ReleaseChannel(Key).
-func (h Held) Channel() string { return ReleaseChannel(h.Key) }
-
-// Abandoner is implemented by techniques that keep a line of waiters in
-// Redis: Lock calls Abandon when it gives up after one or more attempts,
-// so that the waiter a.Waiter leaves the line at once rather than when it
-// goes stale, and passes on a lock a release handed to it. Abandon
-// returns the failure when it did not reach Redis: the engine then tries
-// it again in the background until it does (abandonLater), so it must be
-// harmless to repeat. A technique that keeps its lines itself returns nil.
-type Abandoner interface {
-	Abandon(ctx context.Context, a Attempt) error
-}
-
 // HandOffer is implemented by techniques that can release a lock and make an
 // acquire attempt for another waiter in the same step on each node: Unlock
 // uses it when a goroutine of the same Locker waits for the key, which
 // hands the lock off to that waiter one round trip sooner.
 type HandOffer interface {
 	// HandOff releases the lock h holds and makes the attempt next. It
-	// returns next's result and attempt error as Acquire does, and the
-	// release's outcome as Release does.
-	HandOff(ctx context.Context, h Held, next Attempt) (g Acquired, acquired, released error)
+	// returns what next got (Passed) and the release's outcome as Release
+	// returns it.
+	HandOff(ctx context.Context, h Held, next Attempt) (Passed, error)
+}
+
+// Passed is what a HandOff's attempt got: the lock, when Taken, as
+// Acquire reports it; else the waiter is told to try on its own.
+type Passed struct {
+	Taken bool
+	Acquired
 }
 
 // ReleaseChannel is the pub/sub channel on which a release of the Redis key

@@ -46,15 +46,16 @@
 //
 // # Hand-offs
 //
-// handoff.lua's handOn is the one hand-off of both techniques
-// (HandOnSource puts it in front of a release script): a release whose
-// line has a live head sets the lock to that waiter's name with its TTL
-// and the next fencing token, takes it out of the line and sends it a
-// "handoff:" notice; else it deletes the lock and sends "head:". On
-// lua_release that notice hands the lock over; on redlock each node hands
-// its own copy, and the waiter holds the lock once a quorum did.
-// abandon.lua (AbandonSource) takes a waiter that gave up out of the line
-// and passes on a copy handed to it meanwhile, for both.
+// Package line's handoff.lua (handOn) is the one hand-off of both
+// techniques (line.HandOnSource puts it in front of a release script):
+// a release whose line has a live head sets the lock to that waiter's
+// name with its TTL and the next fencing token, takes it out of the line
+// and sends it a "handoff:" notice; else it deletes the lock and sends
+// "head:". On lua_release that notice hands the lock over; on redlock
+// each node hands its own copy, and the waiter holds the lock once a
+// quorum did. Line's abandon.lua (line.AbandonSource) takes a waiter
+// that gave up out of the line and passes on a copy handed to it
+// meanwhile, for both.
 //
 // # Fencing tokens
 //

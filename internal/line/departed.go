@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ import (
 // it: the lock then holds the departed waiter's name, and its hand-off
 // notice reaches a Locker in which nobody waits by that name. Without
 // this, the lock would be held by nobody until its TTL; with it, the
-// Locker passes the lock on (passOn) as the waiter's own Abandon would
+// line passes the lock on (lostHandOff) as the waiter's own Abandon would
 // have.
 //
 // A release hands the lock only to a head seen within the line's stale
@@ -78,27 +78,5 @@ func (d *departed) forget(now time.Time) {
 	}
 	if n > 0 {
 		d.order = append(d.order[:0], d.order[n:]...)
-	}
-}
-
-// passOn releases, in the background (releaseInBackground), the lock of
-// key that a release in Redis handed to this Locker's departed waiter name
-// with fencing token fence: the technique's owner-checked release of that
-// name, which passes the lock on to the next waiter in line, as the
-// waiter's Abandon would have. A release that finds the lock no longer the
-// waiter's does nothing; one that cannot reach Redis is tried again for up
-// to the waiter's TTL (the Locker's), which the hand-off set. Close waits
-// for it (the Hub that calls onNotice is closed first, so no passOn
-// starts once Close waits).
-func (l *Locker) passOn(key, name string, fence uint64) {
-	l.releaseInBackground(Held{Key: key, Value: name, Fence: fence}, l.cfg.TTL)
-}
-
-// lostHandOff passes on the lock of rkey handed to the waiter name (with
-// fencing token fence) that is not in its line, when that waiter gave up
-// (departed) rather than took the lock by an attempt of its own.
-func (l *Locker) lostHandOff(rkey, name string, fence uint64) {
-	if l.departed.take(rkey, name, time.Now()) {
-		l.passOn(rkey, name, fence)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"slices"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
 // noLeaks checks, when t ends, that no goroutine outlived the test.
@@ -110,7 +112,7 @@ func TestLinesOnNoticeRoutesGrant(t *testing.T) {
 			a := q.join("k", "a", Attempt{})
 			b := q.join("k", "b", Attempt{})
 			drainEvents(a) // its turn, from join
-			q.onNotice("k", tt.body)
+			q.onNotice("k", protocol.ParseNotice(tt.body))
 			offsA, triesA := drainEvents(a)
 			offsB, _ := drainEvents(b)
 			if got := fences(offsB); !slices.Equal(got, tt.wantGrantB) {
@@ -145,7 +147,7 @@ func grantWithin(t *testing.T, q *lines, key, target string, fence uint64) {
 
 // drainEvents returns, without blocking, the hand-offs waiting on w's
 // events channel and how many "try now" events wait there.
-func drainEvents(w *waiter) (offs []handoff, tries int) {
+func drainEvents(w *Waiter) (offs []handoff, tries int) {
 	for {
 		select {
 		case e := <-w.events:

@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"context"
@@ -10,6 +10,13 @@ import (
 
 	"github.com/lockzoo/lockzoo/strategy"
 )
+
+// cleanupTimeout bounds each try of the clean-up the line does on a
+// fresh context: a Lock that gives up (Abandon, releasing a lock handed
+// off to it), and the take-back of an attempt whose outcome is unknown
+// (engine's takeBack); see cleanUpInBackground for the tries after the
+// first.
+const cleanupTimeout = time.Second
 
 // A clean-up in the background (a take-back, a pass-on, an Abandon) is
 // tried until it reaches Redis: cleanupRetry apart at first, twice as
@@ -30,7 +37,7 @@ const (
 // fault healed. A try that panics (a Pool of the user's) counts as
 // failed. The goroutine ends within span plus cleanupTimeout, or within
 // cleanupTimeout of Close, which waits for it (bg).
-func (l *Locker) cleanUpInBackground(span time.Duration, try func(ctx context.Context) (done bool)) {
+func (l *Line) cleanUpInBackground(span time.Duration, try func(ctx context.Context) (done bool)) {
 	l.bg.Add(1)
 	go func() {
 		defer l.bg.Done()
@@ -65,11 +72,11 @@ func tryCleanUp(try func(ctx context.Context) bool) (done bool) {
 	return try(ctx)
 }
 
-// releaseInBackground runs the technique's owner-checked release of h in
+// ReleaseInBackground runs the technique's owner-checked release of h in
 // the background (cleanUpInBackground), for up to span, until it
 // releases, finds h no longer held, or Redis answers with an error (the
 // script ran): the release checks the owner, so trying again is harmless.
-func (l *Locker) releaseInBackground(h Held, span time.Duration) {
+func (l *Line) ReleaseInBackground(h Held, span time.Duration) {
 	l.cleanUpInBackground(span, func(ctx context.Context) bool {
 		return reachedRedis(l.tech.Release(ctx, h))
 	})
@@ -77,13 +84,13 @@ func (l *Locker) releaseInBackground(h Held, span time.Duration) {
 
 // releaseOrRetry releases h on a fresh context bounded by cleanupTimeout,
 // and, when that does not reach Redis, goes on trying in the background
-// (releaseInBackground) for up to the Locker's TTL: h is a lock handed to
+// (ReleaseInBackground) for up to the Locker's TTL: h is a lock handed to
 // a waiter of this Locker that no longer wants it.
-func (l *Locker) releaseOrRetry(ctx context.Context, h Held) {
+func (l *Line) releaseOrRetry(ctx context.Context, h Held) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if !reachedRedis(l.tech.Release(ctx, h)) {
-		l.releaseInBackground(h, l.cfg.TTL)
+		l.ReleaseInBackground(h, l.ttl)
 	}
 }
 

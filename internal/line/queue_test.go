@@ -1,4 +1,4 @@
-package engine
+package line
 
 import (
 	"slices"
@@ -8,7 +8,8 @@ import (
 
 // TestLinesNextAttempt: nextAttempt returns the head of the key's line and
 // the attempt the head joined with, under a token of its own: the head's
-// name + ".p" + how many attempts were made for it, counted per waiter. An
+// name + ".p" + how many attempts were made for it, counted per waiter
+// (Attempt.Pass). An
 // empty or unknown line returns nil.
 func TestLinesNextAttempt(t *testing.T) {
 	noLeaks(t)
@@ -20,6 +21,7 @@ func TestLinesNextAttempt(t *testing.T) {
 		key        string
 		wantWaiter string // "" for nil
 		wantToken  string
+		wantPass   uint64 // the attempt's number among the hand-offs' (Attempt.Pass)
 	}
 	tests := []struct {
 		name    string
@@ -46,17 +48,17 @@ func TestLinesNextAttempt(t *testing.T) {
 			name:    "successive calls number the head's attempts",
 			waiters: []string{"a"},
 			calls: []call{
-				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p3"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p1", wantPass: 1},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2", wantPass: 2},
+				{key: "k", wantWaiter: "a", wantToken: "a.p3", wantPass: 3},
 			},
 		},
 		{
 			name:    "only the head is named",
 			waiters: []string{"a", "b"},
 			calls: []call{
-				{key: "k", wantWaiter: "a", wantToken: "a.p1"},
-				{key: "k", wantWaiter: "a", wantToken: "a.p2"},
+				{key: "k", wantWaiter: "a", wantToken: "a.p1", wantPass: 1},
+				{key: "k", wantWaiter: "a", wantToken: "a.p2", wantPass: 2},
 			},
 		},
 		{
@@ -64,15 +66,15 @@ func TestLinesNextAttempt(t *testing.T) {
 			waiters: []string{"a", "b"},
 			leave:   []string{"a"},
 			calls: []call{
-				{key: "k", wantWaiter: "b", wantToken: "b.p1"},
-				{key: "k", wantWaiter: "b", wantToken: "b.p2"},
+				{key: "k", wantWaiter: "b", wantToken: "b.p1", wantPass: 1},
+				{key: "k", wantWaiter: "b", wantToken: "b.p2", wantPass: 2},
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			joined := map[string]*waiter{}
+			joined := map[string]*Waiter{}
 			turns := map[string]int{} // "try now" events a waiter got from becoming the head
 			for _, name := range tt.waiters {
 				joined[name] = q.join("k", name, attemptOf(name))
@@ -87,7 +89,7 @@ func TestLinesNextAttempt(t *testing.T) {
 				w, a := q.nextAttempt(c.key)
 				if c.wantWaiter == "" {
 					if w != nil {
-						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.name)
+						t.Errorf("call %d: nextAttempt(%q) = waiter %q, want nil", i, c.key, w.Name())
 					}
 					if a != (Attempt{}) {
 						t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want the zero Attempt", i, c.key, a)
@@ -98,15 +100,15 @@ func TestLinesNextAttempt(t *testing.T) {
 					t.Fatalf("call %d: nextAttempt(%q) = nil, want waiter %q", i, c.key, c.wantWaiter)
 				}
 				if w != joined[c.wantWaiter] {
-					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.name, c.wantWaiter)
+					t.Errorf("call %d: nextAttempt(%q) = waiter %q, want %q", i, c.key, w.Name(), c.wantWaiter)
 				}
 				want := attemptOf(c.wantWaiter)
-				want.Token = c.wantToken
+				want.Token, want.Pass = c.wantToken, c.wantPass
 				if a != want {
 					t.Errorf("call %d: nextAttempt(%q) attempt = %+v, want %+v", i, c.key, a, want)
 				}
 				if w.next.Token != "" {
-					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.name, w.next.Token)
+					t.Errorf("call %d: waiter %q kept attempt token %q, want \"\" (each call makes its own)", i, w.Name(), w.next.Token)
 				}
 			}
 			for name, w := range joined {
@@ -189,7 +191,7 @@ func TestLinesGive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := newLines()
-			ws := map[string]*waiter{
+			ws := map[string]*Waiter{
 				"a": q.join("k", "a", Attempt{Key: "k", Waiter: "a"}),
 				"b": q.join("k", "b", Attempt{Key: "k", Waiter: "b"}),
 				"c": q.join("other", "c", Attempt{Key: "other", Waiter: "c"}),
@@ -269,7 +271,7 @@ func TestLinesGiveAfterNextAttempt(t *testing.T) {
 
 // giveWithin calls q.handOff and fails the test when it does not return
 // within a second.
-func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
+func giveWithin(t *testing.T, q *lines, key string, w *Waiter, h handoff) bool {
 	t.Helper()
 	done := make(chan bool, 1)
 	go func() { done <- q.handOff(key, w, h) }()
@@ -277,7 +279,7 @@ func giveWithin(t *testing.T, q *lines, key string, w *waiter, h handoff) bool {
 	case ok := <-done:
 		return ok
 	case <-time.After(time.Second):
-		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.name, h)
+		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.Name(), h)
 		return false
 	}
 }

@@ -1,12 +1,10 @@
-package engine
+package line
 
 import (
 	"hash/maphash"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // lines keeps, per Redis key, the FIFO line of this Locker's goroutines
@@ -34,12 +32,12 @@ const lineShards = 64
 
 type lineShard struct {
 	mu    sync.Mutex
-	byKey map[string]*line
+	byKey map[string]*keyLine
 	// spare is the last line that emptied, kept for the next key's first
 	// waiter: an uncontended Lock then allocates no line (nor its slice).
 	// A line is only ever reached under mu, through byKey, so reusing one
 	// that left byKey cannot confuse anybody.
-	spare *line
+	spare *keyLine
 }
 
 func newLines() *lines { return &lines{seed: maphash.MakeSeed()} }
@@ -49,24 +47,27 @@ func (q *lines) shard(key string) *lineShard {
 	return &q.shards[maphash.String(q.seed, key)%lineShards]
 }
 
-type line struct {
-	waiters    []*waiter // waiters[0] is the head
+type keyLine struct {
+	waiters    []*Waiter // waiters[0] is the head
 	subscribed bool      // the head subscribed to the key's release notices
 }
 
-type waiter struct {
-	name string // the Lock call's name: release notices name the waiter by it
+// Waiter is one Lock call in its Locker's line for a key (Line.Join),
+// from its first attempt until it leaves (Line.Leave).
+type Waiter struct {
 	// events carries the waiter's next event; capacity 1 (see send).
 	events chan event
 	// tries counts the waiter's attempts; a "try now" stamped with an
 	// earlier count was raised before its latest attempt began, so that
 	// attempt already saw what it announced.
 	tries atomic.Uint64
-	// next is the waiter's attempt for a HandOffer's Unlock to make, with
-	// Token empty; passes counts those attempts (guarded by the shard's
-	// lock).
+	// next is the waiter's attempt, with Token empty: its own (Line.Try)
+	// or one a HandOffer's Unlock makes for it (Line.Next); next.Waiter is
+	// the Lock call's name, by which release notices name the waiter
+	// (Name); passes counts the attempts made by an Unlock (guarded by
+	// the shard's lock).
 	next   Attempt
-	passes int
+	passes uint64
 	// won is the value of the lock the waiter took by an attempt of its
 	// own, set as it leaves the line (guarded by the shard's lock): a
 	// local hand-off that reaches the line after it (handedToGone) may be
@@ -83,29 +84,14 @@ type event struct {
 
 // stale reports whether e is a "try now" raised before w's latest attempt
 // began.
-func (e event) stale(w *waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
-
-// handoff is a lock handed off to a waiter: by a release in Redis (a "handoff:"
-// notice: the lock holds the waiter's name, and start is zero), or by an
-// Unlock of the same Locker that released the lock and took it for the
-// waiter in one step (HandOffer).
-type handoff struct {
-	value string    // the owner token the key holds
-	fence uint64    // its fencing token
-	start time.Time // the validity is counted from here; zero: see Locker.handedOff
-	valid time.Duration
-	local bool // by an Unlock of this Locker
-	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the
-	// attempt it was counted against; 0 otherwise.
-	try uint64
-}
+func (e event) stale(w *Waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
 
 // send puts e on w's events channel, keeping at most one event there: a
 // hand-off replaces a pending "try now", a "try now" replaces an older one,
 // and nothing replaces a pending hand-off. It reports whether e was sent.
 // The shard's lock is held, so no other send runs; the waiter may take the
 // pending event meanwhile, which leaves room.
-func (w *waiter) send(e event) bool {
+func (w *Waiter) send(e event) bool {
 	for {
 		select {
 		case w.events <- e:
@@ -124,23 +110,24 @@ func (w *waiter) send(e event) bool {
 }
 
 // tryNow tells w to make an attempt now.
-func (w *waiter) tryNow() { w.send(event{tries: w.tries.Load()}) }
+func (w *Waiter) tryNow() { w.send(event{tries: w.tries.Load()}) }
 
 // join appends a waiter for key, named name; it is the head, told to try
 // at once, if the line was empty.
-func (q *lines) join(key, name string, next Attempt) *waiter {
-	w := &waiter{name: name, events: make(chan event, 1), next: next}
+func (q *lines) join(key, name string, next Attempt) *Waiter {
+	next.Waiter = name
+	w := &Waiter{events: make(chan event, 1), next: next}
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.byKey == nil {
-		sh.byKey = map[string]*line{}
+		sh.byKey = map[string]*keyLine{}
 	}
 	ln := sh.byKey[key]
 	if ln == nil {
 		ln, sh.spare = sh.spare, nil
 		if ln == nil {
-			ln = &line{}
+			ln = &keyLine{}
 		}
 		sh.byKey[key] = ln
 	}
@@ -156,7 +143,7 @@ func (q *lines) join(key, name string, next Attempt) *waiter {
 // of its own ("" when none; see took). It returns the hand-off w was sent
 // and has not taken, if any, and reports whether the line is now empty
 // and had subscribed, in which case the caller unsubscribes.
-func (q *lines) leave(key string, w *waiter, won string) (off handoff, handedOff, unsubscribe bool) {
+func (q *lines) leave(key string, w *Waiter, won string) (off handoff, handedOff, unsubscribe bool) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -182,14 +169,14 @@ func (q *lines) leave(key string, w *waiter, won string) (off handoff, handedOff
 	delete(sh.byKey, key)
 	unsubscribe = ln.subscribed
 	clear(ln.waiters[:cap(ln.waiters)]) // drop the pointers the slice still holds
-	*ln = line{waiters: ln.waiters[:0]}
+	*ln = keyLine{waiters: ln.waiters[:0]}
 	sh.spare = ln
 	return off, handedOff, unsubscribe
 }
 
 // took returns the value of the lock w took by an attempt of its own, as
 // it left key's line (leave), or "".
-func (q *lines) took(key string, w *waiter) string {
+func (q *lines) took(key string, w *Waiter) string {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -218,25 +205,15 @@ func (q *lines) poke(key, target string) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].name != target) {
+	if ln == nil || len(ln.waiters) == 0 || (target != "" && ln.waiters[0].next.Waiter != target) {
 		return
 	}
 	ln.waiters[0].tryNow()
 }
 
-// handOffByName hands the lock to the waiter named target in key's line,
-// if it is there: a release in Redis made target's name the owner token,
-// with fencing token fence. It reports false when no waiter by that name
-// is in the line.
-func (q *lines) handOffByName(key, target string, fence uint64) bool {
-	found, _ := q.handOffIf(key, func(w *waiter) bool { return w.name == target }, handoff{value: target, fence: fence})
-	return found
-}
-
 // nextAttempt returns the head of key's line and an attempt for it, with a
-// token of its own, the waiter's name + ".p" + a number (Unlock replaces it
-// with a fresh Config.Token where one is set), or nil when nobody waits.
-func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
+// token of its own (Attempt.SetPass), or nil when nobody waits.
+func (q *lines) nextAttempt(key string) (*Waiter, Attempt) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -247,32 +224,17 @@ func (q *lines) nextAttempt(key string) (*waiter, Attempt) {
 	w := ln.waiters[0]
 	w.passes++
 	a := w.next
-	a.Token = w.name + ".p" + strconv.Itoa(w.passes)
+	a.SetPass(w.passes)
 	return w, a
 }
 
-// handOff hands h to w if w is still in key's line and has no hand-off
-// pending, and reports whether it did.
-func (q *lines) handOff(key string, w *waiter, h handoff) bool {
-	_, sent := q.handOffIf(key, func(x *waiter) bool { return x == w }, h)
-	return sent
-}
-
-// handOffIf hands h to the first waiter in key's line that is reports
-// true for, if there is one (found) and it has no hand-off pending
-// (sent).
-func (q *lines) handOffIf(key string, is func(*waiter) bool, h handoff) (found, sent bool) {
+// len returns how many waiters key's line holds.
+func (q *lines) len(key string) int {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	ln := sh.byKey[key]
-	if ln == nil {
-		return false, false
+	if ln := sh.byKey[key]; ln != nil {
+		return len(ln.waiters)
 	}
-	i := slices.IndexFunc(ln.waiters, is)
-	if i < 0 {
-		return false, false
-	}
-	w := ln.waiters[i]
-	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+	return 0
 }
