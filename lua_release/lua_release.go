@@ -125,12 +125,16 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 // fencing counters kept for retention after their lock's TTL.
 func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 	consts := constants(retention)
+	src := func(s string) string { return s }
+	if redisconn.IsSharded(pool) { // a Redis Cluster: notices on shard channels
+		src = protocol.Sharded
+	}
 	return &technique{
 		pool:    pool,
 		pipe:    redisconn.NewPipeline(pool),
-		acquire: redisconn.NewScript(4, protocol.Source(consts+acquireSource)),
-		abandon: redis.NewScript(4, protocol.AbandonSource(consts)),
-		release: redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource)),
+		acquire: redisconn.NewScript(4, src(protocol.Source(consts+acquireSource))),
+		abandon: redis.NewScript(4, src(protocol.AbandonSource(consts))),
+		release: redisconn.NewScript(4, src(protocol.HandOnSource(consts, releaseSource))),
 		extend:  scripts.ComparePExpire(),
 	}
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	_ "embed"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -39,3 +40,12 @@ func HandOnSource(consts, body string) string { return prelude + consts + handOn
 // It takes a waiter that gave up out of the line and passes on a lock a
 // release handed to it meanwhile (handOn); consts as for HandOnSource.
 func AbandonSource(consts string) string { return HandOnSource(consts, abandon) }
+
+// Sharded returns the Lua source src made for a Redis Cluster, where
+// notices go on shard channels: its PUBLISH calls become SPUBLISH and its
+// PUBSUB NUMSUB calls PUBSUB SHARDNUMSUB (the subscribers of the lock's
+// slot, on its master). Every channel a script publishes on shares the
+// lock's hash tag (Channel, Inbox), so SPUBLISH stays in the script's slot.
+func Sharded(src string) string {
+	return strings.NewReplacer(`"PUBLISH"`, `"SPUBLISH"`, `"NUMSUB"`, `"SHARDNUMSUB"`).Replace(src)
+}
