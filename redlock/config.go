@@ -72,6 +72,8 @@ type Config struct {
 	// DisableRestartGuard switches off the restart guard (see the package
 	// documentation). The zero value keeps it on; switch it off only to
 	// show what a restarted node without persistence does to Redlock.
+	// It is off on a Locker whose nodes include a Redis Cluster (a
+	// cluster.Pool), which is many servers behind one node.
 	DisableRestartGuard bool
 }
 

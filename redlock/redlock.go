@@ -52,8 +52,15 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, lockerr.New(name, err)
 	}
+	sharded := shardedPools(pools)
+	if sharded > 0 {
+		// A Redis Cluster node is many masters, each with its own
+		// run_id: the guard, which watches one server per node, is off.
+		s.guard = false
+	}
 	t := &technique{
 		s:       s,
+		sharded: sharded == len(pools),
 		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
 		getname: redisconn.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
@@ -159,10 +166,26 @@ func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
 // technique is used.
 func (t *technique) useRetention(retention time.Duration) {
 	consts := constants(retention)
-	t.acquireScript = redisconn.NewScript(4, protocol.Source(consts+acquireSource))
-	t.raise = redisconn.NewScript(2, protocol.Source(consts+raiseSource))
-	t.release = redisconn.NewScript(4, protocol.HandOnSource(consts, releaseSource))
-	t.abandon = redisconn.NewScript(4, protocol.AbandonSource(consts))
+	src := func(s string) string { return s }
+	if t.sharded { // every node a Redis Cluster: notices on shard channels
+		src = protocol.Sharded
+	}
+	t.acquireScript = redisconn.NewScript(4, src(protocol.Source(consts+acquireSource)))
+	t.raise = redisconn.NewScript(2, src(protocol.Source(consts+raiseSource)))
+	t.release = redisconn.NewScript(4, src(protocol.HandOnSource(consts, releaseSource)))
+	t.abandon = redisconn.NewScript(4, src(protocol.AbandonSource(consts)))
+}
+
+// shardedPools counts the pools that are Redis Clusters
+// (redisconn.Sharded, a cluster.Pool).
+func shardedPools(pools []strategy.Pool) int {
+	n := 0
+	for _, p := range pools {
+		if redisconn.IsSharded(p) {
+			n++
+		}
+	}
+	return n
 }
 
 // constants is the Lua that sets the protocol's constants the scripts

@@ -25,6 +25,9 @@ type technique struct {
 	raise         *redisconn.Script // raise.lua: the fencing write-back
 	release       *redisconn.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
 	abandon       *redisconn.Script // protocol's abandon.lua: a waiter leaves the line
+	// sharded: every node is a Redis Cluster, so the scripts publish on
+	// shard channels (protocol.Sharded).
+	sharded bool
 	e             *engine.Locker    // the engine, which grants hands locks to (set once by New)
 	grants        grants            // hand-offs by the nodes' releases to waiting Lock calls
 	extend        *redisconn.Script
