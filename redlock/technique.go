@@ -25,9 +25,6 @@ type technique struct {
 	raise         *redisconn.Script // raise.lua: the fencing write-back
 	release       *redisconn.Script // release.lua: compare-and-delete, then the line's head is handed the lock or told
 	abandon       *redisconn.Script // protocol's abandon.lua: a waiter leaves the line
-	// sharded: every node is a Redis Cluster, so the scripts publish on
-	// shard channels (protocol.Sharded).
-	sharded bool
 	e             *engine.Locker    // the engine, which grants hands locks to (set once by New)
 	grants        grants            // hand-offs by the nodes' releases to waiting Lock calls
 	extend        *redisconn.Script
@@ -40,6 +37,10 @@ type technique struct {
 	args          engine.LockerArgs // the Locker's TTL and name, boxed once
 	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
 	left          leftWaiters       // Lock calls that gave up (Abandon): their undos requeue nothing
+
+	// sharded: every node is a Redis Cluster, so the scripts publish on
+	// shard channels (protocol.Sharded).
+	sharded bool
 }
 
 // keysOf is the keys of the lock key, as the acquire and release scripts
