@@ -45,6 +45,9 @@ type conn struct {
 	askedSlot int
 	err       error // a failed connection: every later call returns it
 	closed    bool
+	// sent is signalled when a command joins fifo, for a Receive that
+	// came first (a Pipeline's reader starts before its writer writes).
+	sent chan struct{}
 }
 
 // link is a conn's connection to one node.
@@ -133,6 +136,7 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 			if err != nil {
 				s.err = fmt.Errorf("%s %q: %w", s.name, key, err)
 				c.fifo = append(c.fifo, s)
+				c.signal()
 				return nil
 			}
 			if l, err = c.link(ctx, n); err != nil {
@@ -172,7 +176,16 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 		c.touched = append(c.touched, l)
 	}
 	c.fifo = append(c.fifo, s)
+	c.signal()
 	return nil
+}
+
+// signal wakes a Receive that waits for a command. c.mu is held.
+func (c *conn) signal() {
+	select {
+	case c.sent <- struct{}{}:
+	default:
+	}
 }
 
 func has(links []*link, l *link) bool {
@@ -208,6 +221,7 @@ func (c *conn) link(ctx context.Context, n *node) (*link, error) {
 func (c *conn) fail(err error) error {
 	if c.err == nil {
 		c.err = err
+		c.signal()
 	}
 	c.p.topo.request()
 	return c.err
@@ -262,13 +276,22 @@ func deadlineBound(timeout time.Duration) bound {
 // package's sentinel; any other error fails c.
 func (c *conn) receive(b bound, own bool) (any, error) {
 	c.mu.Lock()
+	for len(c.fifo) == 0 && c.err == nil && !c.closed {
+		// As a connection's read waits for a reply to come, wait for a
+		// command to be sent, within b.
+		c.mu.Unlock()
+		if err := c.awaitSend(b); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+	}
 	if c.err != nil {
 		c.mu.Unlock()
 		return nil, c.err
 	}
-	if len(c.fifo) == 0 {
+	if c.closed {
 		c.mu.Unlock()
-		return nil, errors.New("lockzoo: cluster: no reply awaited")
+		return nil, errConnClosed
 	}
 	s := c.fifo[0]
 	c.fifo[0] = nil
@@ -287,6 +310,28 @@ func (c *conn) receive(b bound, own bool) (any, error) {
 		return nil, c.fail(err)
 	}
 	return c.settle(s, r, err, b, own)
+}
+
+// awaitSend waits for a command to be sent on c, within b.
+func (c *conn) awaitSend(b bound) error {
+	var done <-chan struct{}
+	if b.ctx != nil {
+		done = b.ctx.Done()
+	}
+	var expired <-chan time.Time
+	if !b.deadline.IsZero() {
+		t := time.NewTimer(time.Until(b.deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-c.sent:
+		return nil
+	case <-done:
+		return b.ctx.Err()
+	case <-expired:
+		return fmt.Errorf("%w: no command was sent", context.DeadlineExceeded)
+	}
 }
 
 // read reads s's reply from its link (and from each of also, for an
@@ -446,6 +491,7 @@ func (c *conn) Close() error {
 	c.closed = true
 	links := c.links
 	c.links = nil
+	c.signal()
 	c.mu.Unlock()
 	for _, l := range links {
 		if l.pending > 0 {
