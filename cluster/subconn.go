@@ -351,3 +351,20 @@ func (c *subConn) Close() error {
 	c.wg.Wait()
 	return nil
 }
+
+// DoContext is Do; ctx is not needed to flush.
+func (c *subConn) DoContext(_ context.Context, cmd string, args ...any) (any, error) {
+	return c.Do(cmd, args...)
+}
+
+// DoWithTimeout is Do; no timeout is needed to flush.
+func (c *subConn) DoWithTimeout(_ time.Duration, cmd string, args ...any) (any, error) {
+	return c.Do(cmd, args...)
+}
+
+var (
+	_ redis.ConnWithContext = (*subConn)(nil)
+	_ redis.ConnWithTimeout = (*subConn)(nil)
+	_ redis.ConnWithContext = (*conn)(nil)
+	_ redis.ConnWithTimeout = (*conn)(nil)
+)
