@@ -162,12 +162,13 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 			}
 		}
 	}
-	for _, to := range append([]*link{l}, s.also...) {
-		if err := to.c.Send(s.name, args...); err != nil {
-			return c.fail(fmt.Errorf("%s on %s: %w", s.name, to.n.addr, err))
+	if err := c.write(l, s.name, args); err != nil {
+		return err
+	}
+	for _, to := range s.also {
+		if err := c.write(to, s.name, args); err != nil {
+			return err
 		}
-		to.dirty = true
-		to.pending++
 	}
 	s.l = l
 	if name == "ECHO" {
@@ -177,6 +178,16 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 	}
 	c.fifo = append(c.fifo, s)
 	c.signal()
+	return nil
+}
+
+// write sends one command on l. c.mu is held.
+func (c *conn) write(l *link, name string, args []any) error {
+	if err := l.c.Send(name, args...); err != nil {
+		return c.fail(fmt.Errorf("%s on %s: %w", name, l.n.addr, err))
+	}
+	l.dirty = true
+	l.pending++
 	return nil
 }
 
