@@ -9,7 +9,7 @@ import (
 )
 
 // TestCluster checks the first master of a cluster under several
-// prefixes: spread over the slots (a note: lockzoo does not follow MOVED),
+// prefixes: spread over the slots (a note: a pool to one node does not follow MOVED),
 // a hash tag this master serves, one another master serves, and a prefix
 // whose "{}" splits one lock's keys over several slots.
 func TestCluster(t *testing.T) {
