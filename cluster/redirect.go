@@ -101,10 +101,11 @@ func (c *conn) settle(s *sent, r any, err error, b bound, own bool) (any, error)
 		c.p.moved(rd.slot, rd.addr)
 	}
 	if s.inTx {
+		// Not queued: the EXEC will abort, and reads as aborted (nil).
 		c.mu.Lock()
 		c.txMoved = true
 		c.mu.Unlock()
-		return r, err
+		return nil, nil
 	}
 	if rd.kind == "TRYAGAIN" {
 		rd.addr = s.l.n.addr
