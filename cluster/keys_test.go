@@ -44,7 +44,7 @@ func TestParseRedirection(t *testing.T) {
 		{"TRYAGAIN Multiple keys request during rehashing of slot", redirection{kind: "TRYAGAIN"}, true},
 		{"CLUSTERDOWN The cluster is down", redirection{kind: "CLUSTERDOWN"}, true},
 		{"MOVED 99999 127.0.0.1:6381", redirection{}, false},
-		{"MOVED 1 :6381", redirection{}, false},
+		{"MOVED 1 :6381", redirection{"MOVED", 1, ":6381"}, true},
 		{"ERR wrong number of arguments", redirection{}, false},
 	} {
 		t.Run(tc.reply, func(t *testing.T) {
@@ -53,6 +53,13 @@ func TestParseRedirection(t *testing.T) {
 			assert.Equal(t, tc.want, got, "redirection")
 		})
 	}
+}
+
+func TestWithHost(t *testing.T) {
+	rd := redirection{kind: "MOVED", slot: 1, addr: ":6381"}
+	assert.Equal(t, "10.0.0.5:6381", rd.withHost("10.0.0.5:6379").addr, "an unknown endpoint is the replying node's host")
+	rd.addr = "10.0.0.6:6381"
+	assert.Equal(t, "10.0.0.6:6381", rd.withHost("10.0.0.5:6379").addr, "a full address stays")
 }
 
 func TestUpper(t *testing.T) {

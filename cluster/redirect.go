@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -45,17 +46,26 @@ func parseRedirection(e redis.Error) (redirection, bool) {
 		if err != nil || slot < 0 || slot >= Slots {
 			return redirection{}, false
 		}
-		addr := f[2]
-		if strings.HasPrefix(addr, ":") { // an unknown endpoint: the same host
-			return redirection{}, false
-		}
-		return redirection{kind: f[0], slot: slot, addr: addr}, true
+		// ":port" (an unknown endpoint) means the replying node's host
+		// (withHost).
+		return redirection{kind: f[0], slot: slot, addr: f[2]}, true
 	case strings.HasPrefix(s, "TRYAGAIN"):
 		return redirection{kind: "TRYAGAIN"}, true
 	case strings.HasPrefix(s, "CLUSTERDOWN"):
 		return redirection{kind: "CLUSTERDOWN"}, true
 	}
 	return redirection{}, false
+}
+
+// withHost completes an address ":port" of a redirection from the node
+// at from with from's host.
+func (rd redirection) withHost(from string) redirection {
+	if strings.HasPrefix(rd.addr, ":") {
+		if host, _, err := net.SplitHostPort(from); err == nil {
+			rd.addr = net.JoinHostPort(host, rd.addr[1:])
+		}
+	}
+	return rd
 }
 
 // clusterDown turns a CLUSTERDOWN reply into an error wrapping
@@ -91,6 +101,7 @@ func (c *conn) settle(s *sent, r any, err error, b bound, own bool) (any, error)
 		return r, err
 	}
 	rd, ok := parseRedirection(e)
+	rd = rd.withHost(s.l.n.addr)
 	switch {
 	case !ok:
 		return r, err
@@ -152,6 +163,7 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 			return r, err
 		}
 		next, ok := parseRedirection(e)
+		next = next.withHost(rd.addr)
 		switch {
 		case !ok:
 			return r, err

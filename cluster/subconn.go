@@ -292,6 +292,7 @@ func (c *subConn) handle(ev subEvent) (v any, err error, pass bool) {
 	}
 	if e, refused := ev.v.(redis.Error); refused {
 		rd, ok := parseRedirection(e)
+		rd = rd.withHost(ev.l.n.addr)
 		if !ok || rd.kind != "MOVED" && rd.kind != "ASK" {
 			return nil, c.fail(fmt.Errorf("%s: %w", ev.l.n.addr, e)), true
 		}
