@@ -30,7 +30,7 @@ type conn struct {
 	p *Pool
 
 	mu       sync.Mutex
-	links    map[*node]*link
+	links    []*link // one per node sent to; a handful at most
 	last     *link // the node of the last keyed command
 	lastSlot int   // its slot
 	fifo     []*sent
@@ -193,6 +193,9 @@ func (c *conn) write(l *link, name string, args []any) error {
 
 // signal wakes a Receive that waits for a command. c.mu is held.
 func (c *conn) signal() {
+	if c.sent == nil {
+		return // no Receive has waited yet
+	}
 	select {
 	case c.sent <- struct{}{}:
 	default:
@@ -211,8 +214,10 @@ func has(links []*link, l *link) bool {
 // link returns c's connection to n, taken from n's pool, bounded by ctx,
 // if c has none yet. c.mu is held.
 func (c *conn) link(ctx context.Context, n *node) (*link, error) {
-	if l := c.links[n]; l != nil {
-		return l, nil
+	for _, l := range c.links {
+		if l.n == n {
+			return l, nil
+		}
 	}
 	rc, err := n.pool.GetContext(ctx)
 	if err != nil {
@@ -223,7 +228,7 @@ func (c *conn) link(ctx context.Context, n *node) (*link, error) {
 		return nil, c.fail(fmt.Errorf("connect to %s: %w", n.addr, err))
 	}
 	l := &link{n: n, c: rc}
-	c.links[n] = l
+	c.links = append(c.links, l)
 	return l, nil
 }
 
@@ -290,6 +295,9 @@ func (c *conn) receive(b bound, own bool) (any, error) {
 	for len(c.fifo) == 0 && c.err == nil && !c.closed {
 		// As a connection's read waits for a reply to come, wait for a
 		// command to be sent, within b.
+		if c.sent == nil {
+			c.sent = make(chan struct{}, 1)
+		}
 		c.mu.Unlock()
 		if err := c.awaitSend(b); err != nil {
 			return nil, err
@@ -323,7 +331,8 @@ func (c *conn) receive(b bound, own bool) (any, error) {
 	return c.settle(s, r, err, b, own)
 }
 
-// awaitSend waits for a command to be sent on c, within b.
+// awaitSend waits for a command to be sent on c, within b. c.sent is
+// made (under c.mu) before it is called, and never changes after.
 func (c *conn) awaitSend(b bound) error {
 	var done <-chan struct{}
 	if b.ctx != nil {

@@ -117,7 +117,7 @@ func (p *Pool) GetContext(ctx context.Context) (redis.Conn, error) {
 	if p.isClosed() {
 		return nil, fmt.Errorf("lockzoo: cluster: %w", strategy.ErrClosed)
 	}
-	return &conn{p: p, links: map[*node]*link{}, sent: make(chan struct{}, 1)}, nil
+	return &conn{p: p}, nil
 }
 
 // Get is GetContext without a bound, for code that takes a *redis.Pool's
