@@ -31,8 +31,8 @@ type conn struct {
 
 	mu       sync.Mutex
 	links    []*link // one per node sent to; a handful at most
-	last     *link // the node of the last keyed command
-	lastSlot int   // its slot
+	last     *link   // the node of the last keyed command
+	lastSlot int     // its slot
 	fifo     []*sent
 	touched  []*link // links written since the last ECHO
 	tx       *link   // between MULTI and its EXEC or DISCARD: where every command goes
