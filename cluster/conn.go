@@ -108,6 +108,12 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 		return errConnClosed
 	}
 	name := upper(cmd)
+	switch name {
+	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE":
+		// Pub/sub replies come unasked, which this connection's replies
+		// in order cannot carry.
+		return fmt.Errorf("lockzoo: cluster: %s on a command connection: subscribe through Pool.Subscriber", name)
+	}
 	s := &sent{name: name, args: args}
 	var l *link
 	switch {
