@@ -62,7 +62,9 @@ type tally struct {
 	lockFails []error
 	unlockErr []error
 	notHeld   atomic.Int64
-	fenceErr  []string
+	// unlockRetries counts Unlocks that failed and were tried again.
+	unlockRetries atomic.Int64
+	fenceErr      []string
 }
 
 func newTally(keys []string) *tally {
@@ -151,7 +153,9 @@ func (tl *tally) section(l strategy.Locker, key string) {
 	tl.counter[key].Store(n + 1)
 	tl.done.Add(1)
 	tl.inside[key].Add(-1)
-	for try := 0; ; try++ {
+	for {
+		// A failed Unlock spends nothing: it is retried (through a
+		// failover, until the promoted replica answers) until ctx ends.
 		err := lease.Unlock(ctx)
 		switch {
 		case err == nil:
@@ -159,12 +163,14 @@ func (tl *tally) section(l strategy.Locker, key string) {
 		case errors.Is(err, strategy.ErrNotHeld):
 			tl.notHeld.Add(1)
 			return
-		case try >= 3 || ctx.Err() != nil:
+		case ctx.Err() != nil:
 			tl.mu.Lock()
 			tl.unlockErr = append(tl.unlockErr, err)
 			tl.mu.Unlock()
 			return
 		}
+		tl.unlockRetries.Add(1)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
