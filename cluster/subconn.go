@@ -181,27 +181,34 @@ func (c *subConn) receive(ctx context.Context) (any, error) {
 			return nil, err
 		}
 		c.mu.Lock()
-		var retry <-chan time.Time
-		if c.unplaced() {
-			t := time.NewTimer(placeRetry)
-			defer t.Stop()
-			retry = t.C
-		}
+		unplaced := c.unplaced()
 		c.mu.Unlock()
-		select {
-		case ev := <-c.events:
-			v, err, pass := c.handle(ev)
-			if pass {
-				return v, err
-			}
-		case <-c.kick:
-		case <-retry:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.stop:
-			return nil, errConnClosed
+		if v, err, pass := c.next(ctx, unplaced); pass {
+			return v, err
 		}
 	}
+}
+
+// next waits for one event, a kick, or placeRetry when a channel is not
+// placed; pass reports whether Receive returns v and err.
+func (c *subConn) next(ctx context.Context, unplaced bool) (v any, err error, pass bool) {
+	var retry <-chan time.Time
+	if unplaced {
+		t := time.NewTimer(placeRetry)
+		defer t.Stop()
+		retry = t.C
+	}
+	select {
+	case ev := <-c.events:
+		return c.handle(ev)
+	case <-c.kick:
+	case <-retry:
+	case <-ctx.Done():
+		return nil, ctx.Err(), true
+	case <-c.stop:
+		return nil, errConnClosed, true
+	}
+	return nil, nil, false
 }
 
 // connect refreshes the map after a slot moved, dials the masters that
