@@ -153,7 +153,7 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 			}
 		default:
 			if redirects++; redirects > maxRedirects {
-				return nil, fmt.Errorf("%s: %w (%d times)", s.name, ErrRedirected, maxRedirects)
+				return nil, fmt.Errorf("%s: %w (%d times, the last %s %d %s)", s.name, ErrRedirected, maxRedirects, rd.kind, rd.slot, rd.addr)
 			}
 			asked = rd.kind == "ASK"
 		}
