@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/cluster"
+	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
@@ -62,6 +63,7 @@ func nodeID(t testing.TB, n *redistest.Node) string {
 // and its keys have moved, before the slot is handed over.
 func moveSlot(t testing.TB, c *redistest.Cluster, slot int, from, to *redistest.Node, between func()) {
 	t.Helper()
+	settleEpochs(t, c)
 	fromID, toID := nodeID(t, from), nodeID(t, to)
 	_, err := to.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", fromID)
 	require.NoError(t, err, "SETSLOT %d IMPORTING on %s", slot, to.Addr())
@@ -97,6 +99,70 @@ func moveSlot(t testing.TB, c *redistest.Cluster, slot int, from, to *redistest.
 			require.NoError(t, err, "SETSLOT %d NODE on %s", slot, m.Addr())
 		}
 	}
+	// Wait until every master names the new owner.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		agree := true
+		for _, m := range c.Masters() {
+			if ownerIn(t, m, slot) != toID {
+				agree = false
+				_, err = m.Do("CLUSTER", "SETSLOT", slot, "NODE", toID)
+				require.NoError(t, err, "SETSLOT %d NODE on %s", slot, m.Addr())
+			}
+		}
+		if agree {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the masters agree that %s serves slot %d", to.Addr(), slot)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// settleEpochs waits until every master of c reports the same
+// cluster_current_epoch. A master that takes a slot (SETSLOT NODE on the
+// importing master) bumps its epoch above the highest it knows: when an
+// earlier move's bump has not reached it yet, the old owner's claim,
+// gossiped just before its own SETSLOT, can carry a higher epoch and take
+// the slot back, and the new owner then deletes the slot's keys. Moves in
+// quick succession (as a test makes them) must let the epochs spread.
+func settleEpochs(t testing.TB, c *redistest.Cluster) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		epochs := map[string]bool{}
+		for _, m := range c.Masters() {
+			info, err := redis.String(m.Do("CLUSTER", "INFO"))
+			require.NoError(t, err, "CLUSTER INFO on %s", m.Addr())
+			epochs[redisinfo.Fields(info)["cluster_current_epoch"]] = true
+		}
+		if len(epochs) == 1 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the masters agree on the cluster's epoch: %v", epochs)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ownerIn returns the ID of the node that serves slot in m's view
+// (CLUSTER SLOTS), or "".
+func ownerIn(t testing.TB, m *redistest.Node, slot int) string {
+	t.Helper()
+	ranges, err := redis.Values(m.Do("CLUSTER", "SLOTS"))
+	require.NoError(t, err, "CLUSTER SLOTS on %s", m.Addr())
+	for _, r := range ranges {
+		vals, _ := redis.Values(r, nil)
+		if len(vals) < 3 {
+			continue
+		}
+		first, _ := redis.Int(vals[0], nil)
+		last, _ := redis.Int(vals[1], nil)
+		master, _ := redis.Values(vals[2], nil)
+		if first <= slot && slot <= last && len(master) >= 3 {
+			id, _ := redis.String(master[2], nil)
+			return id
+		}
+	}
+	return ""
 }
 
 // owner returns the master of c that serves key's slot now: the one

@@ -155,6 +155,15 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 			if redirects++; redirects > maxRedirects {
 				return nil, fmt.Errorf("%s: %w (%d times, the last %s %d %s)", s.name, ErrRedirected, maxRedirects, rd.kind, rd.slot, rd.addr)
 			}
+			if redirects > 2 {
+				// Masters that disagree on the slot for a moment (a move
+				// whose epoch has not spread yet) send it back and forth:
+				// give them time.
+				if err := sleep(ctx, wait); err != nil {
+					return nil, err
+				}
+				wait = min(wait*2, tryAgainMax)
+			}
 			asked = rd.kind == "ASK"
 		}
 		r, err := c.sendTo(ctx, s, rd, b, own)
