@@ -52,16 +52,17 @@ func spreadN(t testing.TB, c *redistest.Cluster, prefix string, n int, name func
 
 // tally is what a contention run saw.
 type tally struct {
-	mu        sync.Mutex
-	fence     map[string]uint64 // the last fence per key
-	inside    map[string]*atomic.Int32
-	counter   map[string]*atomic.Int64 // incremented without atomicity inside the lock
-	handOffs  map[string]int           // per master address
-	overlaps  atomic.Int64
-	done      atomic.Int64 // critical sections completed
-	lockFails []error
-	unlockErr []error
-	notHeld   atomic.Int64
+	mu         sync.Mutex
+	fence      map[string]uint64 // the last fence per key
+	inside     map[string]*atomic.Int32
+	counter    map[string]*atomic.Int64 // incremented without atomicity inside the lock
+	handOffs   map[string]int           // per master address
+	overlaps   atomic.Int64
+	done       atomic.Int64 // critical sections completed
+	lockFails  []error
+	unlockErr  []error
+	notHeld    atomic.Int64
+	notHeldErr []error // the Unlocks that found the lock lost, and what failed before
 	// unlockRetries counts Unlocks that failed and were tried again.
 	unlockRetries atomic.Int64
 	fenceErr      []string
@@ -153,6 +154,7 @@ func (tl *tally) section(l strategy.Locker, key string) {
 	tl.counter[key].Store(n + 1)
 	tl.done.Add(1)
 	tl.inside[key].Add(-1)
+	var last error // the failure before this try
 	for {
 		// A failed Unlock spends nothing: it is retried (through a
 		// failover, until the promoted replica answers) until ctx ends.
@@ -162,6 +164,9 @@ func (tl *tally) section(l strategy.Locker, key string) {
 			return
 		case errors.Is(err, strategy.ErrNotHeld):
 			tl.notHeld.Add(1)
+			tl.mu.Lock()
+			tl.notHeldErr = append(tl.notHeldErr, fmt.Errorf("%w (after %v)", err, last))
+			tl.mu.Unlock()
 			return
 		case ctx.Err() != nil:
 			tl.mu.Lock()
@@ -169,6 +174,7 @@ func (tl *tally) section(l strategy.Locker, key string) {
 			tl.mu.Unlock()
 			return
 		}
+		last = err
 		tl.unlockRetries.Add(1)
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -186,7 +192,7 @@ func (tl *tally) check(t *testing.T) {
 	assert.Empty(t, tl.fenceErr, "fences that did not increase")
 	assert.Empty(t, tl.lockFails, "Lock calls that failed")
 	assert.Empty(t, tl.unlockErr, "Unlock calls that failed")
-	assert.Zero(t, tl.notHeld.Load(), "Unlocks that found the lock lost")
+	assert.Zero(t, tl.notHeld.Load(), "Unlocks that found the lock lost: %v", tl.notHeldErr)
 }
 
 // TestContentionAcrossMasters: 64 keys over every master, 4 Lockers × 4

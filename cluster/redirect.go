@@ -119,13 +119,20 @@ func (c *conn) settle(s *sent, r any, err error, b bound, own bool) (any, error)
 		return nil, nil
 	}
 	if rd.kind == "TRYAGAIN" {
+		if !own {
+			return r, err // see redo
+		}
 		rd.addr = s.l.n.addr
 	}
 	return c.redo(s, rd, b, own)
 }
 
 // redo sends s again where rd says, and follows further redirections,
-// up to maxRedirects. It sends on a connection of its own from the
+// up to maxRedirects. TRYAGAIN is waited out only when own: among
+// pipelined commands (a redisconn.Pipeline's), the wait would hold back
+// every reply behind this one until the stream's deadline, which fails
+// them all as commands that may have run; there TRYAGAIN is the
+// command's reply (it did not run), and its caller tries again. It sends on a connection of its own from the
 // node's pool, since other commands may await their replies on c's, or,
 // when own (a Do of one command alone on c), on c's own connection to
 // the node, which then becomes c's node for commands without a key.
@@ -182,6 +189,9 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 		case next.kind == "MOVED":
 			c.p.moved(next.slot, next.addr)
 		case next.kind == "TRYAGAIN":
+			if !own {
+				return r, err
+			}
 			next.addr = rd.addr
 		}
 		rd = next
