@@ -59,14 +59,12 @@ func TestNewBadInput(t *testing.T) {
 	})
 }
 
-// TestClusterDown takes a slot away from every master (CLUSTER DELSLOTS):
+// testClusterDown takes a slot away from every master (CLUSTER DELSLOTS):
 // a key of that slot fails with an error wrapping ErrSlotUnserved, and
 // once the cluster reports itself down (it needs every slot served), any
 // key fails with one wrapping ErrClusterDown; neither panics, for
 // lua_release or an article technique. Serving the slot again heals it.
-func TestClusterDown(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testClusterDown(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	lr, err := luarelease.New(p, strategy.Config{})
 	require.NoError(t, err)
 	defer lr.Close()

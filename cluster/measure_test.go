@@ -11,16 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockzoo/lockzoo/cluster"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
-// TestSpreadOverMasters locks 3,000 random names' worth of keys: each
+// testSpreadOverMasters locks 3,000 random names' worth of keys: each
 // master's share of them is within ±15% of a third.
-func TestSpreadOverMasters(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testSpreadOverMasters(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	rng := rand.New(rand.NewPCG(30, 3000))
 	count := map[string]int{}
 	const names = 3000
@@ -36,13 +35,12 @@ func TestSpreadOverMasters(t *testing.T) {
 	}
 }
 
-// TestShardNoticesStayInTheShard publishes release-sized notices on a
+// testShardNoticesStayInTheShard publishes release-sized notices on a
 // lock's channel: classic PUBLISH reaches every other master over the
 // cluster bus, SPUBLISH none (CLUSTER INFO's publish messages received,
 // and INFO's total_net_input_bytes, on the masters that do not hold the
 // key).
-func TestShardNoticesStayInTheShard(t *testing.T) {
-	c := redistest.StartCluster(t)
+func testShardNoticesStayInTheShard(t *testing.T, c *redistest.Cluster, _ *cluster.Pool) {
 	ctx := context.Background()
 	const ch, n = "lock:{orders:42}:notice:8c1f6a2e-locker", 500
 	holder := c.NodeFor(ch)

@@ -24,13 +24,11 @@ func other(c *redistest.Cluster, n *redistest.Node) *redistest.Node {
 	return nil
 }
 
-// TestRedirections moves slots by hand under a Pool whose map knew the
+// testRedirections moves slots by hand under a Pool whose map knew the
 // old owner: during the migration commands are ASKed to the importing
 // master, after it MOVED, and every path (a command, a pipeline, a
 // transaction, a script) follows.
-func TestRedirections(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testRedirections(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	ctx := context.Background()
 	pipe := redisconn.NewPipeline(p)
 	script := redis.NewScript(1, `return redis.call("GET", KEYS[1])`)

@@ -11,19 +11,10 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// TestRedlockOverClusters runs redlock over three clusters, one Pool
-// each, as its independent nodes: contention over keys on every master
-// keeps mutual exclusion and increasing fences.
-func TestRedlockOverClusters(t *testing.T) {
-	var pools []strategy.Pool
-	var first *redistest.Cluster
-	for i := range 3 {
-		c := redistest.StartCluster(t)
-		if i == 0 {
-			first = c
-		}
-		pools = append(pools, newPool(t, c))
-	}
+// testRedlockOverClusters runs redlock over three clusters, one Pool
+// each, as its independent nodes: contention over keys on every master of
+// the first keeps mutual exclusion and increasing fences.
+func testRedlockOverClusters(t *testing.T, first *redistest.Cluster, pools []strategy.Pool) {
 	keys := spreadN(t, first, "rl:", 12, lockName)
 	tl := newTally(keys)
 	var ls []strategy.Locker

@@ -14,14 +14,12 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// TestReshardingUnderContention moves the slots of the keys in use twice
+// testReshardingUnderContention moves the slots of the keys in use twice
 // while lua_release contends for them through one Pool (first master to
 // second, then second to third), by hand as redis-cli --cluster reshard
 // does. Nothing unsafe happens, no Lock or Unlock fails (MOVED, ASK and
 // TRYAGAIN are followed), and every key is lockable within 1 s after.
-func TestReshardingUnderContention(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testReshardingUnderContention(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	keys := spreadN(t, c, "rs:", contendedKeys, lockName)
 	masters := c.Masters()
 	var slots []int
@@ -53,7 +51,7 @@ func TestReshardingUnderContention(t *testing.T) {
 	close(stop)
 	<-ran
 	tl.check(t)
-	t.Logf("%d critical sections over %d slots moved twice", tl.done.Load(), len(slots))
+	t.Logf("%d critical sections over %d slots moved twice; %s", tl.done.Load(), len(slots), tl.retries())
 	l, err := luarelease.New(p, strategy.Config{TTL: 10 * time.Second})
 	require.NoError(t, err)
 	defer l.Close()

@@ -36,13 +36,11 @@ func TestSlotKnownValues(t *testing.T) {
 	assert.NotEqual(t, cluster.Slot("foo"), cluster.Slot("{}foo"), "an empty tag must hash the whole key")
 }
 
-// TestRouting runs commands through a Pool on a 3-master cluster: every
+// testRouting runs commands through a Pool on a 3-master cluster: every
 // key lands on the master of its slot, whatever the path (a command, a
 // pipeline across masters, a transaction, a script), and notices go on
 // shard channels.
-func TestRouting(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testRouting(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	ctx := context.Background()
 
 	t.Run("slots agree with CLUSTER KEYSLOT", func(t *testing.T) {

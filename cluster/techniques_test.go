@@ -9,18 +9,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockzoo/lockzoo/cluster"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// TestEveryTechniqueOnOneCluster runs every single-node technique through
+// testEveryTechnique runs every single-node technique through
 // one Pool: Lock, Unlock and Extend reach the key's master, contention
 // over keys on every master keeps mutual exclusion, and releases notify
 // on shard channels only.
-func TestEveryTechniqueOnOneCluster(t *testing.T) {
-	c := redistest.StartCluster(t)
-	p := newPool(t, c)
+func testEveryTechnique(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	for _, target := range techniques.All() {
 		if target.Nodes != 1 {
 			continue
