@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,8 +73,27 @@ func TestFailoverUnderContention(t *testing.T) {
 	}()
 
 	waitDone(t, tl, 200)
+	// When the replica takes over, as it says itself (ROLE), polled.
+	replica := c.ReplicaOf(victim)
+	tookOver := make(chan time.Time, 1)
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			if role, err := redis.Values(replica.Do("ROLE")); err == nil && len(role) > 0 {
+				if r, _ := redis.String(role[0], nil); r == "master" {
+					tookOver <- time.Now()
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(tookOver)
+	}()
 	killed := time.Now()
 	promoted := c.KillMaster(victim)
+	if at, ok := <-tookOver; ok {
+		t.Logf("the replica %s called itself master %v after the kill", replica.Addr(), at.Sub(killed))
+	}
 	t.Logf("killed %s at %v; %s promoted after %v", victim.Addr(), killed.Format(time.StampMilli), promoted.Addr(), time.Since(killed))
 	waitDone(t, tl, tl.done.Load()+200)
 	close(stop)
