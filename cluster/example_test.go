@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"time"
 
@@ -67,7 +68,12 @@ func ExampleNew_redlock() {
 	defer locker.Close()
 }
 
-// Slot is the hash slot Redis Cluster puts a key in.
+// Slot is the hash slot Redis Cluster puts a key in: a lock's keys share
+// the slot of their hash tag.
 func ExampleSlot() {
-	log.Println(cluster.Slot("{orders:42}:fence") == cluster.Slot("orders:42"))
+	fmt.Println(cluster.Slot("foo"))
+	fmt.Println(cluster.Slot("lock:{orders:42}:fence") == cluster.Slot("orders:42"))
+	// Output:
+	// 12182
+	// true
 }
