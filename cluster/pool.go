@@ -209,6 +209,20 @@ func (p *Pool) MasterOf(key string) (string, error) {
 	return n.addr, nil
 }
 
+// NodeOf returns the address of the master that serves key's slot in
+// the current slot map, or "" when none does: a redisconn.Pipeline keeps
+// one stream per master by it (redisconn.Router).
+func (p *Pool) NodeOf(key string) string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if n := p.owner[Slot(key)]; n != nil {
+		return n.addr
+	}
+	return ""
+}
+
+var _ redisconn.Router = (*Pool)(nil)
+
 // master returns the node serving slot, or an error wrapping
 // ErrSlotUnserved (and asks for a refresh of the map).
 func (p *Pool) master(slot int) (*node, error) {
