@@ -96,6 +96,17 @@ func TestFailoverUnderContention(t *testing.T) {
 	}
 	t.Logf("killed %s at %v; %s promoted after %v", victim.Addr(), killed.Format(time.StampMilli), promoted.Addr(), time.Since(killed))
 	waitDone(t, tl, tl.done.Load()+200)
+	// Until a probe succeeds after the kill (bounded: a hang bound).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		mu.Lock()
+		_, resumed := outageOf(results, killed)
+		mu.Unlock()
+		if resumed || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	close(stop)
 	<-ran
 	close(probing)
