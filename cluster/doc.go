@@ -66,9 +66,6 @@
 //   - A failed master's slots are unavailable until the cluster promotes
 //     a replica (cluster-node-timeout and the election): Lock retries
 //     meanwhile, TryLock, Unlock and Extend fail.
-//   - A subscriber's connection to one master failing ends its other
-//     masters' subscriptions too; the listeners then look for themselves
-//     (a notice is a hint) until it reconnects.
 //   - A transaction whose slot is moving does not complete until the move
 //     ends (each try reads as aborted).
 //   - A key with braces but no hash tag (such as "a{b") keeps its notice

@@ -4,6 +4,7 @@ package cluster_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -28,10 +29,13 @@ func TestFailoverUnderContention(t *testing.T) {
 	p := newPool(t, c)
 	keys := spreadN(t, c, "fo:", contendedKeys, lockName)
 	victim := c.Masters()[0]
-	probeKey := ""
-	for i := 0; probeKey == ""; i++ {
-		if k := "probe:" + string(rune('a'+i%26)) + string(rune('a'+i/26)); c.NodeFor(lockName(k)) == victim {
-			probeKey = k
+	// The probe locks a new key each time, all under one hash tag that
+	// the victim serves: a probe's lock stranded by the kill (its Unlock
+	// failed, and the replica had it) does not hold the next probe back.
+	tag := ""
+	for i := 0; tag == ""; i++ {
+		if k := fmt.Sprintf("{probe%d}", i); c.NodeFor(k) == victim {
+			tag = k
 		}
 	}
 
@@ -53,7 +57,8 @@ func TestFailoverUnderContention(t *testing.T) {
 	probing, probed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(probed)
-		for {
+		for n := 0; ; n++ {
+			probeKey := fmt.Sprintf("%s:%d", tag, n)
 			select {
 			case <-probing:
 				return

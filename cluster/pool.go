@@ -136,8 +136,9 @@ func (p *Pool) Get() redis.Conn {
 // over one connection per master, and the messages of all come out of
 // Receive. When a slot moves, the server ends its channels' subscriptions
 // (sunsubscribe): the connection subscribes them again on the slot's new
-// master and passes the sunsubscribe on. Any connection's failure fails
-// the whole (take a new one). Release notices of lockzoo's Lockers over a
+// master and passes the sunsubscribe on. A master's connection that
+// fails is dialled again, its channels reported as sunsubscribed
+// meanwhile; the other masters' go on. Release notices of lockzoo's Lockers over a
 // Pool use it (internal/notify).
 func (p *Pool) Subscriber(ctx context.Context) (redis.Conn, error) {
 	if err := ctx.Err(); err != nil {

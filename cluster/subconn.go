@@ -31,8 +31,13 @@ type subConn struct {
 	want   map[string]bool     // channels subscribed by the caller
 	placed map[string]*subLink // where each wanted channel is subscribed
 	stale  bool                // a slot moved: refresh the map before placing
-	err    error
-	closed bool
+	gaps   []string            // channels whose master's connection failed, to report
+	// quietUntil: a dial failed; no new link is dialled (or kicked for)
+	// before it, so that a master that refuses connections is tried once
+	// per placeRetry, not in a loop.
+	quietUntil time.Time
+	err        error
+	closed     bool
 }
 
 // subLink is a subscriber's connection to one master.
@@ -108,9 +113,11 @@ func (c *subConn) place() {
 		}
 		l := c.links[n]
 		if l == nil {
-			select {
-			case c.kick <- struct{}{}:
-			default:
+			if time.Now().After(c.quietUntil) {
+				select {
+				case c.kick <- struct{}{}:
+				default:
+				}
 			}
 			continue
 		}

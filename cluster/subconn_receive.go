@@ -32,6 +32,15 @@ func (c *subConn) receive(ctx context.Context) (any, error) {
 			return nil, err
 		}
 		c.mu.Lock()
+		if n := len(c.gaps); n > 0 {
+			// A channel whose master's connection failed: as the
+			// server's own sunsubscribe, so that its listeners look for
+			// themselves (a notice may have been lost).
+			ch := c.gaps[n-1]
+			c.gaps = c.gaps[:n-1]
+			c.mu.Unlock()
+			return []any{[]byte("sunsubscribe"), []byte(ch), int64(0)}, nil
+		}
 		unplaced := c.unplaced()
 		c.mu.Unlock()
 		if v, err, pass := c.next(ctx, unplaced); pass {
@@ -76,13 +85,14 @@ func (c *subConn) connect(ctx context.Context) error {
 	}
 	stale := c.stale
 	c.stale = false
+	quiet := time.Now().Before(c.quietUntil)
 	var need []*node
 	seen := map[*node]bool{}
 	for ch := range c.want {
 		if c.placed[ch] != nil {
 			continue
 		}
-		if n, err := c.p.master(Slot(ch)); err == nil && c.links[n] == nil && !seen[n] {
+		if n, err := c.p.master(Slot(ch)); err == nil && c.links[n] == nil && !seen[n] && !quiet {
 			seen[n] = true
 			need = append(need, n)
 		}
@@ -94,10 +104,17 @@ func (c *subConn) connect(ctx context.Context) error {
 	for _, n := range need {
 		rc, err := c.p.dial(ctx, n.addr)
 		if err != nil {
-			c.p.topo.request()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The master may be gone: its channels wait (placeRetry)
+			// for the map to name another.
 			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.fail(fmt.Errorf("subscribe on %s: %w", n.addr, err))
+			c.stale = true
+			c.quietUntil = time.Now().Add(placeRetry)
+			c.mu.Unlock()
+			c.p.topo.request()
+			continue
 		}
 		c.mu.Lock()
 		if c.closed || c.links[n] != nil {
@@ -146,7 +163,22 @@ func (c *subConn) handle(ev subEvent) (v any, err error, pass bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev.err != nil {
-		return nil, c.fail(fmt.Errorf("read from %s: %w", ev.l.n.addr, ev.err)), true
+		// One master's connection failed: its channels wait to be placed
+		// again (on the master the refreshed map names), and their
+		// listeners hear of the gap; the other masters' go on.
+		if c.links[ev.l.n] == ev.l {
+			delete(c.links, ev.l.n)
+		}
+		ev.l.c.Close()
+		for ch, l := range c.placed {
+			if l == ev.l {
+				delete(c.placed, ch)
+				c.gaps = append(c.gaps, ch)
+			}
+		}
+		c.stale = true
+		c.p.topo.request()
+		return nil, nil, false
 	}
 	if e, refused := ev.v.(redis.Error); refused {
 		rd, ok := parseRedirection(e)
