@@ -29,9 +29,10 @@
 //     sent to. Each keyed command goes to its slot's master; a command
 //     without a key to the node of the last keyed one, so that WATCH,
 //     MULTI, EXEC follow their key; every command of a transaction to the
-//     node of its MULTI. Replies come back in the order sent, so a
-//     redisconn.Pipeline over one such connection has one stream per
-//     master, and its marks (ECHO) go to every master of the batch.
+//     node of its MULTI. Replies come back in the order sent (an ECHO, a
+//     Pipeline's mark, goes to every master written since the last), and
+//     a redisconn.Pipeline over the Pool keeps one stream per master
+//     (NodeOf, redisconn.Router).
 //  4. MOVED updates the slot and asks the refresher (one goroutine, ended
 //     by Close) to read the whole map again; the command is sent again to
 //     the new master and its reply given in place of the MOVED. ASK sends
