@@ -35,6 +35,7 @@ func TestCluster(t *testing.T) {
 		{"every technique", 0, testEveryTechnique},
 		{"spread over masters", 0, testSpreadOverMasters},
 		{"shard notices stay in the shard", 0, testShardNoticesStayInTheShard},
+		{"suite", 0, testSuite},
 		{"redirections", 1, testRedirections},
 		{"resharding under contention", 1, testReshardingUnderContention},
 	} {
