@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/lockzoo/lockzoo/cluster"
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
@@ -40,6 +41,10 @@ type Settings struct {
 	// Bound is -bound, the longest each measurement may run; 0 in a
 	// report written before the flag existed, which ran with defaultBound.
 	Bound time.Duration `json:"bound_ns,omitempty"`
+
+	// Cluster are the masters of the Redis Cluster a -cluster run went
+	// through (a cluster.Pool); empty otherwise.
+	Cluster []string `json:"cluster,omitempty"`
 }
 
 // bound is the bound st's measurements ran with: Bound, or defaultBound
@@ -166,6 +171,10 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 	if len(cfg.addrs) > 0 {
 		where = fmt.Sprintf("the servers at %v", cfg.addrs)
 	}
+	if cp, ok := cfg.pool.(*cluster.Pool); ok {
+		rep.Settings.Cluster = cp.Masters()
+		where = fmt.Sprintf("the Redis Cluster of masters %v (a cluster.Pool)", rep.Settings.Cluster)
+	}
 	fmt.Fprintf(progress, "lockcompare: %d techniques x %d scenarios, then the benchmarks, on %s\n",
 		len(cfg.techniques), len(cfg.scenarios), where)
 
@@ -193,6 +202,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 		t := Technique{Name: target.Name, Nodes: max(target.Nodes, 1)}
 		results, err := strategytest.Evaluate(ctx, target, strategytest.Options{
 			Addrs:     cfg.addrs,
+			Pool:      cfg.pool,
 			Scenarios: cfg.scenarios,
 			Progress: func(r strategytest.Result) {
 				fmt.Fprintf(progress, "  %-20s %-15s %d/%d  %s\n", r.Scenario, r.Verdict, r.Violations, r.Attempts, r.Elapsed.Round(10*time.Millisecond))

@@ -93,6 +93,8 @@ func newHTMLView(rep *Report) htmlView {
 	backend := rep.Backend
 	if backend == "addrs" {
 		backend = fmt.Sprintf("existing servers %v", st.Addrs)
+	} else if len(st.Cluster) > 0 {
+		backend = fmt.Sprintf("a Redis Cluster of masters %v, through a cluster.Pool", st.Cluster)
 	} else {
 		backend = "fresh " + backend + " nodes"
 	}

@@ -37,6 +37,12 @@ type nodes struct {
 // d's Run returns, or pools on cfg.addrs, closed then, with a prefix of the
 // run's own that keeps its keys apart from other data on those servers.
 func startNodes(d *redistest.Detached, cfg config, n int) nodes {
+	if cfg.pool != nil {
+		if n != 1 {
+			d.Fatalf("-cluster runs single-node techniques, not one of %d nodes", n)
+		}
+		return nodes{pools: []strategy.Pool{cfg.pool}, backend: "cluster", prefix: "lockzoo-compare:" + uuid.NewString()[:8] + ":"}
+	}
 	if len(cfg.addrs) == 0 {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {
