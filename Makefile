@@ -4,6 +4,8 @@
 # start against a Redis node the test harness starts; make compare runs the
 # race-condition suite and the benchmarks on every technique and prints how
 # they compare (COMPARE_FLAGS passes flags, e.g. COMPARE_FLAGS="-html r.html");
+# make compare-cluster does the same through a cluster.Pool on a 3-master
+# Redis Cluster it starts (lockcompare -cluster);
 # make compare-peers does the same with redsync, bsm/redislock and
 # rueidislock as rows beside lockzoo's techniques (the peers/ module) and
 # writes the HTML report to $(COMPARE_PEERS_HTML); make test-peers runs the
@@ -21,7 +23,7 @@ CHAOS_SECONDS ?= 60
 DOCS_REPORT_JSON ?= $(CURDIR)/docs-report.json
 DOCS_COMMIT = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-.PHONY: test fmt-check vet redis-image example compare compare-peers test-peers chaos docs-report docs-report-peers
+.PHONY: test fmt-check vet redis-image example compare compare-cluster compare-peers test-peers chaos docs-report docs-report-peers
 
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -41,6 +43,9 @@ example:
 
 compare:
 	$(GO) run ./cmd/lockcompare $(COMPARE_FLAGS)
+
+compare-cluster:
+	bash scripts/compare-cluster.sh $(COMPARE_FLAGS)
 
 compare-peers:
 	cd peers && $(GO) run ./cmd/comparepeers -html $(COMPARE_PEERS_HTML) $(COMPARE_FLAGS)

@@ -146,9 +146,11 @@
 //     waiters waits, or the subscription lingers for notify.Linger), can be
 //     handed the lock and keeps it until its TTL, like a dead holder. A
 //     waiter whose Lock gives up passes a lock handed to it on, in Abandon.
-//   - On Redis Cluster NUMSUB counts one node's subscribers only, so a head
-//     that listens elsewhere keeps its place by attempting every
-//     LineStale/2. A subscription that stops counting on the server
+//   - Through a pool to one master of a Redis Cluster, NUMSUB counts that
+//     node's subscribers only, so a head that listens elsewhere keeps its
+//     place by attempting every LineStale/2 (through a cluster.Pool the
+//     scripts count shard subscribers on the lock's master, where every
+//     Locker subscribes). A subscription that stops counting on the server
 //     unnoticed can lose a waiter its place.
 //   - Nothing else may write to <lock>:line, <lock>:seen or the channels
 //     <lock>:notice:*: a forged "handoff:" notice would make a waiter

@@ -155,12 +155,16 @@ func newTechnique(pool strategy.Pool, retention time.Duration) *technique {
 // replicas as w says (nil: none).
 func newReplicatedTechnique(pool strategy.Pool, retention time.Duration, w *replicaWait) *technique {
 	consts := constants(retention, w.on())
+	src := func(s string) string { return s }
+	if redisconn.IsSharded(pool) { // a Redis Cluster: notices on shard channels
+		src = protocol.Sharded
+	}
 	return &technique{
 		pool:    pool,
 		pipe:    redisconn.NewPipeline(pool),
-		acquire: redisconn.NewScript(4, protocol.Source(consts+acquireSource)),
-		abandon: redis.NewScript(4, line.AbandonSource(consts)),
-		release: redisconn.NewScript(4, line.HandOnSource(consts, releaseSource)),
+		acquire: redisconn.NewScript(4, src(protocol.Source(consts+acquireSource))),
+		abandon: redis.NewScript(4, src(line.AbandonSource(consts))),
+		release: redisconn.NewScript(4, src(line.HandOnSource(consts, releaseSource))),
 		extend:  scripts.ComparePExpire(),
 		wait:    w,
 	}

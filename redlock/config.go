@@ -54,7 +54,10 @@ type Config struct {
 	NodeTimeout time.Duration
 
 	// DisableRestartGuard switches off the restart guard (see the package
-	// documentation), only to show what a restarted node does to Redlock.
+	// documentation). The zero value keeps it on; switch it off only to
+	// show what a restarted node without persistence does to Redlock.
+	// It is off on a Locker whose nodes include a Redis Cluster (a
+	// cluster.Pool), which is many servers behind one node.
 	DisableRestartGuard bool
 }
 

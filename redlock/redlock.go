@@ -45,8 +45,15 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, lockerr.New(name, err)
 	}
+	sharded := shardedPools(pools)
+	if sharded > 0 {
+		// A Redis Cluster node is many masters, each with its own
+		// run_id: the guard, which watches one server per node, is off.
+		s.guard = false
+	}
 	t := &technique{
 		s:       s,
+		sharded: sharded == len(pools),
 		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
 		clock:   clock{origin: time.Now()},
 		getname: redisconn.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
@@ -148,6 +155,18 @@ func (l *Locker) Close() error {
 	return nil
 }
 
+// shardedPools counts the pools that are Redis Clusters
+// (redisconn.Sharded, a cluster.Pool).
+func shardedPools(pools []strategy.Pool) int {
+	n := 0
+	for _, p := range pools {
+		if redisconn.IsSharded(p) {
+			n++
+		}
+	}
+	return n
+}
+
 // closeBound is twice NodeTimeout, the most a background call takes, and a
 // second for a loaded machine.
 func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.Second }
@@ -158,8 +177,12 @@ func (t *technique) useRetention(retention time.Duration) {
 	// Constants in the scripts' text cost nothing per call.
 	consts := fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
 		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
-	t.acquireScript = redisconn.NewScript(4, protocol.Source(consts+acquireSource))
-	t.raise = redisconn.NewScript(2, protocol.Source(consts+raiseSource))
-	t.release = redisconn.NewScript(4, line.HandOnSource(consts, releaseSource))
-	t.abandon = redisconn.NewScript(4, line.AbandonSource(consts))
+	src := func(s string) string { return s }
+	if t.sharded { // every node a Redis Cluster: notices on shard channels
+		src = protocol.Sharded
+	}
+	t.acquireScript = redisconn.NewScript(4, src(protocol.Source(consts+acquireSource)))
+	t.raise = redisconn.NewScript(2, src(protocol.Source(consts+raiseSource)))
+	t.release = redisconn.NewScript(4, src(line.HandOnSource(consts, releaseSource)))
+	t.abandon = redisconn.NewScript(4, src(line.AbandonSource(consts)))
 }

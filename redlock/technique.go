@@ -34,10 +34,14 @@ type technique struct {
 	bg            tracker           // background goroutines (Locker.Wait)
 	late          lateRounds        // won acquire rounds still waiting for nodes
 	releasing     releasing         // successful releases still waiting for nodes
-	left          leftWaiters       // Lock calls that gave up (Abandon)
-	getname       redisconn.Command // read-only
-	args          engine.LockerArgs // the TTL and the Locker's name, boxed once
-	closing       <-chan struct{}   // the engine's Closed
+	getname       redisconn.Command // the restart guard's CLIENT GETNAME, built once; read-only
+	args          engine.LockerArgs // the Locker's TTL and name, boxed once
+	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
+	left          leftWaiters       // Lock calls that gave up (Abandon): their undos requeue nothing
+
+	// sharded: every node is a Redis Cluster, so the scripts publish on
+	// shard channels (protocol.Sharded).
+	sharded bool
 }
 
 // keysOf is the lock key's keys as the scripts take them.

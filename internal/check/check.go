@@ -8,6 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/cluster"
 )
 
 // Exit statuses Run returns.
@@ -56,6 +61,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitClean
 	case err != nil:
 		return ExitCannot
+	}
+	if len(cfg.seeds) > 0 {
+		masters, err := clusterMasters(ctx, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockcompare check: -cluster %s: %v\n", strings.Join(cfg.seeds, ","), err)
+			return ExitCannot
+		}
+		cfg.targets = append(cfg.targets, masters...)
 	}
 	rep := check(ctx, cfg)
 	for _, u := range rep.Unreachable {
@@ -118,4 +131,22 @@ func writeJSON(w io.Writer, rep *Report) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
+}
+
+// clusterMasters returns a target for every master of the cluster that
+// cfg.seeds lead to, as a cluster.Pool finds them (CLUSTER SHARDS or
+// SLOTS), within cfg.timeout.
+func clusterMasters(ctx context.Context, cfg config) ([]target, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	p, err := cluster.New(ctx, cfg.seeds, cluster.WithDial(cfg.dial))
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	var ts []target
+	for _, addr := range p.Masters() {
+		ts = append(ts, target{name: addr, dial: func(ctx context.Context) (redis.Conn, error) { return cfg.dial(ctx, addr) }})
+	}
+	return ts, nil
 }

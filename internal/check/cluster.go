@@ -113,8 +113,9 @@ func hasHashTag(key string) bool {
 // checkCluster reports cluster mode and whether one lock's keys (the lock,
 // its fence, line and seen keys, as internal/protocol lays them out for
 // lua_release and redlock) hash to one slot under the prefix, which their
-// scripts need (CROSSSLOT otherwise). lockzoo does not follow MOVED: a
-// Locker's pool must lead to the master that serves its keys.
+// scripts need (CROSSSLOT otherwise). A pool to one node does not follow
+// MOVED: such a Locker's pool must lead to the master that serves its
+// keys; a cluster.Pool routes every key.
 func checkCluster(ctx context.Context, n *node, prefix string) Finding {
 	f := Finding{Addr: n.addr(), Hazard: FamilyCluster, Setting: "cluster_enabled, CLUSTER KEYSLOT"}
 	on, err := n.clustered()
@@ -161,7 +162,7 @@ func checkCluster(ctx context.Context, n *node, prefix string) Finding {
 	}
 	f.Status = Note
 	f.Value += fmt.Sprintf(", one lock's keys share a slot, locks under prefix %q spread over every master", prefix)
-	f.Why = "lockzoo does not follow MOVED: a Locker whose pool leads to this node can lock only the keys of the slots it serves"
-	f.Change = `give each key's Locker the pool of the master that serves its slot (CLUSTER KEYSLOT), or put a hash tag in the prefix, e.g. -prefix "{lock}:", to keep every lock on one master`
+	f.Why = "a Locker whose pool leads to this node alone can lock only the keys of the slots it serves"
+	f.Change = `give the Locker a cluster.Pool, which sends each lock to the master of its slot, or put a hash tag in the prefix, e.g. -prefix "{lock}:", to keep every lock on one master`
 	return f
 }

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -9,9 +11,10 @@ import (
 )
 
 // TestCluster checks the first master of a cluster under several
-// prefixes: spread over the slots (a note: lockzoo does not follow MOVED),
-// a hash tag this master serves, one another master serves, and a prefix
-// whose "{}" splits one lock's keys over several slots.
+// prefixes: spread over the slots (a note: a pool to one node does not
+// follow MOVED), a hash tag this master serves, one another master
+// serves, and a prefix whose "{}" splits one lock's keys over several
+// slots; and -cluster, which checks every master.
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	cluster := redistest.StartCluster(t, redistest.WithPersistence())
@@ -47,6 +50,29 @@ func TestCluster(t *testing.T) {
 			}
 		})
 	}
+	t.Run("-cluster of a node that is not a cluster's", func(t *testing.T) {
+		t.Parallel()
+		plain := redistest.Start(t, 1)[0]
+		var out, errOut bytes.Buffer
+		if code := Run(context.Background(), []string{"-cluster", plain.Addr()}, &out, &errOut); code != ExitCannot {
+			t.Errorf("check -cluster %s = exit %d, want %d (could not run)", plain.Addr(), code, ExitCannot)
+		}
+		mustContain(t, "stderr", errOut.String(), "not a Redis Cluster")
+	})
+	t.Run("-cluster checks every master", func(t *testing.T) {
+		t.Parallel()
+		rep, _ := runJSON(t, "-cluster", first.Addr(), "-prefix", "lock:")
+		var want []string
+		for _, m := range cluster.Masters() {
+			want = append(want, m.Addr())
+			findingOf(t, rep, m.Addr(), FamilyCluster)
+		}
+		slices.Sort(want)
+		got := slices.Sorted(slices.Values(rep.Addrs))
+		if !slices.Equal(got, want) {
+			t.Errorf("-cluster %s checked %v, want every master %v", first.Addr(), got, want)
+		}
+	})
 	t.Cleanup(func() {
 		for _, m := range cluster.Masters() {
 			assertEmpty(t, m)

@@ -26,7 +26,11 @@ const envAuth = "REDISCLI_AUTH"
 
 // config is what the flags ask for.
 type config struct {
-	targets    []target
+	targets []target
+	// seeds are -cluster's addresses: Run adds every master of their
+	// cluster to targets (masters), dialling with dial.
+	seeds      []string
+	dial       func(ctx context.Context, addr string) (redis.Conn, error)
 	prefix     string
 	json       bool
 	techniques []string // empty: all
@@ -55,8 +59,9 @@ func (l *listFlag) Set(s string) error {
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("lockcompare check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var addrs, urls, techs listFlag
+	var addrs, urls, techs, seeds listFlag
 	fs.Var(&addrs, "addrs", "comma-separated `host:port` or redis:// / rediss:// URLs of the servers a service would use (repeatable)")
+	fs.Var(&seeds, "cluster", "comma-separated `host:port` of nodes of a Redis Cluster: checks every master of it, as a cluster.Pool finds them (repeatable)")
 	fs.Var(&urls, "u", "a redis://[user:pass@]host:port[/db] or rediss:// `URL` to check, as redis-cli -u takes it (repeatable)")
 	user := fs.String("user", "", "ACL `user` to authenticate as (redis-cli --user); a URL's own user wins")
 	pass := fs.String("pass", "", "`password` (redis-cli --pass); default $"+envAuth+"; a URL's own password wins")
@@ -70,7 +75,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	timeout := fs.Duration("timeout", 5*time.Second, "`DURATION` bound on each address's connection and commands")
 	replicas := fs.Int("replicas", 0, "the strategy.Config.Replicas the service's lua_release Lockers wait for (`N`); a primary with replicas and N 0 gets a finding naming the setting")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lockcompare check -addrs host:port[,host:port...] [flags]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: lockcompare check -addrs host:port[,host:port...] [flags]\n       lockcompare check -cluster host:port[,host:port...] [flags]\n\n"+
 			"Checks Redis servers for the settings that break a lock's claimed properties.\n"+
 			"Exit status: 0 nothing found breaks a claim, 1 something does, 2 the check could not run.\n\n")
 		fs.PrintDefaults()
@@ -133,8 +138,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		}
 		cfg.targets = append(cfg.targets, t)
 	}
-	if len(cfg.targets) == 0 {
-		return bad("no address: give -addrs host:port[,host:port...] or -u URL")
+	for _, a := range seeds {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return bad("-cluster: address %q: want host:port: %v", a, err)
+		}
+	}
+	cfg.seeds = seeds
+	cfg.dial = func(ctx context.Context, addr string) (redis.Conn, error) {
+		return redis.DialContext(ctx, "tcp", addr, auth...)
+	}
+	if len(cfg.targets) == 0 && len(cfg.seeds) == 0 {
+		return bad("no address: give -addrs host:port[,host:port...], -u URL or -cluster host:port")
 	}
 	return cfg, nil
 }

@@ -33,6 +33,7 @@ func TestParseFlags(t *testing.T) {
 		{"CA file without PEM", []string{"-addrs", "a:1", "-cacert", "flags_test.go"}, nil, "", "no PEM certificate"},
 		{"no address", nil, nil, "", "no address"},
 		{"no port", []string{"-addrs", "host"}, nil, "", `address "host": want host:port`},
+		{"-cluster without a port", []string{"-cluster", "host"}, nil, "", `-cluster: address "host": want host:port`},
 		{"bad scheme", []string{"-addrs", "http://h:1"}, nil, "", `scheme "http"`},
 		{"password redacted", []string{"-addrs", "http://u:secret@h:1"}, nil, "", "u:xxxxx@h:1"},
 		{"unknown technique", []string{"-addrs", "a:1", "-techniques", "nope"}, nil, "", `unknown technique "nope"`},

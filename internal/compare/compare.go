@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/lockzoo/lockzoo/cluster"
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
@@ -44,6 +45,10 @@ type Settings struct {
 	// Bound is -bound, the longest each measurement may run; 0 in a
 	// report written before the flag existed, which ran with defaultBound.
 	Bound time.Duration `json:"bound_ns,omitempty"`
+
+	// Cluster are the masters of the Redis Cluster a -cluster run went
+	// through (a cluster.Pool); empty otherwise.
+	Cluster []string `json:"cluster,omitempty"`
 }
 
 // bound is the bound st's measurements ran with: Bound, or defaultBound
@@ -174,6 +179,10 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 	if len(cfg.sentinels) > 0 {
 		where = fmt.Sprintf("the masters %v through the Sentinels at %v", cfg.masters, cfg.sentinels)
 	}
+	if cp, ok := cfg.pool.(*cluster.Pool); ok {
+		rep.Settings.Cluster = cp.Masters()
+		where = fmt.Sprintf("the Redis Cluster of masters %v (a cluster.Pool)", rep.Settings.Cluster)
+	}
 	fmt.Fprintf(progress, "lockcompare: %d techniques x %d scenarios, then the benchmarks, on %s\n",
 		len(cfg.techniques), len(cfg.scenarios), where)
 
@@ -203,6 +212,7 @@ func compare(ctx context.Context, cfg config, progress io.Writer) *Report {
 			Addrs:     cfg.addrs,
 			Sentinels: cfg.sentinels,
 			Masters:   cfg.masters,
+			Pool:      cfg.pool,
 			Scenarios: cfg.scenarios,
 			Progress: func(r strategytest.Result) {
 				fmt.Fprintf(progress, "  %-20s %-15s %d/%d  %s\n", r.Scenario, r.Verdict, r.Violations, r.Attempts, r.Elapsed.Round(10*time.Millisecond))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/cluster"
 	"github.com/lockzoo/lockzoo/internal/bench"
 	"github.com/lockzoo/lockzoo/internal/redisinfo"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -64,6 +65,14 @@ func withCost(ctx context.Context, pools []strategy.Pool, measure func() (bench.
 func cpuMicros(ctx context.Context, pools []strategy.Pool) (int64, error) {
 	var usec int64
 	for _, p := range pools {
+		if cp, ok := p.(*cluster.Pool); ok {
+			n, err := clusterMicros(ctx, cp)
+			if err != nil {
+				return 0, err
+			}
+			usec += n
+			continue
+		}
 		info, err := redis.String(do(ctx, p, "INFO", "cpu"))
 		if err != nil {
 			return 0, fmt.Errorf("INFO cpu: %w", err)

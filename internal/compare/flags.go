@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
@@ -31,6 +32,11 @@ type config struct {
 	rounds     int           // uncontended, contended and frozen-node measurements per row, in interleaved rounds (1: the one of the steps)
 	bound      time.Duration // the longest each measurement may run (-bound)
 	known      KnownFinding  // known findings about peers; nil for none (not a flag)
+
+	// cluster are -cluster's seeds: every single-node technique runs over
+	// pool, a cluster.Pool on them (made by RunKnown).
+	cluster []string
+	pool    strategy.Pool
 }
 
 // maxRounds bounds -rounds: each round measures every row for -bench on
@@ -50,6 +56,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		addrs  = fs.String("addrs", "", "comma-separated `host:port` list of existing Redis servers to use instead of starting nodes")
 		sentl  = fs.String("sentinel", "", "comma-separated `host:port` list of Sentinels: run the suite and the benchmarks through Sentinel (package sentinel) on the masters -master names, instead of starting nodes")
 		master = fs.String("master", "", "comma-separated `NAME`s of the masters the -sentinel Sentinels monitor; node i of a technique is the i-th (redlock needs as many as its nodes)")
+		seeds  = fs.String("cluster", "", "comma-separated `host:port` list of nodes of an existing Redis Cluster: run the suite and the benchmarks of every single-node technique over a cluster.Pool on it")
 		jsonTo = fs.String("json", "", "write the results as JSON to `FILE` (\"-\" for stdout)")
 		htmlTo = fs.String("html", "", "write a self-contained HTML report with charts to `FILE`")
 		dur    = fs.Duration("bench", 2*time.Second, "`DURATION` of each uncontended measurement")
@@ -122,6 +129,27 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		if slices.Contains(names, t.Name) {
 			cfg.techniques = append(cfg.techniques, t)
 		}
+	}
+	if cfg.cluster = list(*seeds); len(cfg.cluster) > 0 {
+		switch {
+		case len(cfg.addrs) > 0:
+			return bad("-cluster and -addrs: give one")
+		case cfg.rounds > 1:
+			return bad("-cluster runs one round: drop -rounds")
+		case *trace != "":
+			return bad("-cluster does not take -trace")
+		}
+		var single []strategytest.Target
+		for _, t := range cfg.techniques {
+			if t.Nodes > 1 {
+				if *techs != "" {
+					return bad("-cluster runs single-node techniques: %s spans %d nodes", t.Name, t.Nodes)
+				}
+				continue
+			}
+			single = append(single, t)
+		}
+		cfg.techniques = single
 	}
 	if *trace != "" {
 		if *techs != "" || *scen != "" {

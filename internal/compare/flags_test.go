@@ -39,6 +39,10 @@ func TestBadFlags(t *testing.T) {
 		{"master without sentinel", []string{"-master", "mymaster"}, exitUsage, "-master needs -sentinel"},
 		{"sentinel and addrs", []string{"-sentinel", "127.0.0.1:26379", "-master", "mymaster", "-addrs", "127.0.0.1:6379"}, exitUsage, "give one"},
 		{"trace and techniques", []string{"-trace", "set_nx_ex/fencing", "-techniques", "set_nx_ex"}, exitUsage, "drop -techniques"},
+		{"cluster and addrs", []string{"-cluster", "a:1", "-addrs", "b:2"}, exitUsage, "-cluster and -addrs"},
+		{"cluster and rounds", []string{"-cluster", "a:1", "-rounds", "3"}, exitUsage, "drop -rounds"},
+		{"cluster and redlock", []string{"-cluster", "a:1", "-techniques", "redlock"}, exitUsage, "redlock spans 5 nodes"},
+		{"cluster not listening", []string{"-cluster", "127.0.0.1:1"}, exitUsage, "-cluster: lockzoo: cluster:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,5 +71,27 @@ func TestPickKeepsSuiteOrder(t *testing.T) {
 	}
 	if all, err := pick(nil, []string{"a", "b"}, "scenario"); err != nil || len(all) != 2 {
 		t.Errorf("pick(nothing) = %v, %v; want all, nil", all, err)
+	}
+}
+
+// TestClusterFlagKeepsSingleNodeTechniques: -cluster without -techniques
+// runs every technique but those that span several nodes.
+func TestClusterFlagKeepsSingleNodeTechniques(t *testing.T) {
+	locktest.NoLeaks(t)
+	var stderr bytes.Buffer
+	cfg, err := parseFlags([]string{"-cluster", "a:1,b:2"}, techniques.All(), &stderr)
+	if err != nil {
+		t.Fatalf("parseFlags(-cluster) = %v; stderr %q", err, stderr.String())
+	}
+	if strings.Join(cfg.cluster, ",") != "a:1,b:2" {
+		t.Errorf("cluster seeds = %v, want [a:1 b:2]", cfg.cluster)
+	}
+	for _, target := range cfg.techniques {
+		if target.Nodes > 1 {
+			t.Errorf("-cluster kept %s, which spans %d nodes", target.Name, target.Nodes)
+		}
+	}
+	if got, want := len(cfg.techniques), len(techniques.All())-1; got != want {
+		t.Errorf("-cluster kept %d techniques, want %d (all but redlock)", got, want)
 	}
 }

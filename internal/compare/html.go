@@ -91,11 +91,13 @@ type accounts struct {
 func newHTMLView(rep *Report) htmlView {
 	st := rep.Settings
 	backend := rep.Backend
-	switch backend {
-	case "addrs":
+	switch {
+	case backend == "addrs":
 		backend = fmt.Sprintf("existing servers %v", st.Addrs)
-	case backendSentinel:
+	case backend == backendSentinel:
 		backend = sentinelText(st)
+	case len(st.Cluster) > 0:
+		backend = fmt.Sprintf("a Redis Cluster of masters %v, through a cluster.Pool", st.Cluster)
 	default:
 		backend = "fresh " + backend + " nodes"
 	}

@@ -43,6 +43,12 @@ func startNodes(d *redistest.Detached, cfg config, n int, replicas int) nodes {
 	if len(cfg.sentinels) > 0 {
 		return sentinelNodes(d, cfg, n) // a Sentinel deployment has its own replicas
 	}
+	if cfg.pool != nil {
+		if n != 1 {
+			d.Fatalf("-cluster runs single-node techniques, not one of %d nodes", n)
+		}
+		return nodes{pools: []strategy.Pool{cfg.pool}, backend: "cluster", prefix: "lockzoo-compare:" + uuid.NewString()[:8] + ":"}
+	}
 	if len(cfg.addrs) == 0 {
 		var ns nodes
 		for _, node := range redistest.Start(d, n) {

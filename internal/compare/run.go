@@ -49,6 +49,15 @@ func RunKnown(ctx context.Context, targets []strategytest.Target, known KnownFin
 		return exitUsage
 	}
 	cfg.known = known
+	if len(cfg.cluster) > 0 {
+		pool, err := openCluster(ctx, cfg.cluster)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockcompare: -cluster: %v\n", err)
+			return exitUsage
+		}
+		defer pool.Close()
+		cfg.pool = pool
+	}
 	tables := stdout
 	if cfg.jsonPath == "-" {
 		tables = stderr

@@ -16,6 +16,9 @@ import (
 // problems, if any.
 func writeText(w io.Writer, rep *Report) error {
 	var b strings.Builder
+	if len(rep.Settings.Cluster) > 0 {
+		fmt.Fprintf(&b, "CLUSTER  every technique through a cluster.Pool on a Redis Cluster of masters %s\n\n", strings.Join(rep.Settings.Cluster, ", "))
+	}
 	writeGuarantees(&b, rep)
 	b.WriteString("\n")
 	writeSpeed(&b, rep)

@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -102,7 +103,7 @@ func (h *Hub) Subscribe(name string) <-chan struct{} {
 		return c.confirmed // each session subscribes to every channel on connect
 	}
 	for _, s := range h.sessions {
-		s.send("SUBSCRIBE", name)
+		s.subscribe(name)
 	}
 	return c.confirmed
 }
@@ -160,7 +161,7 @@ func (h *Hub) expire(name string, c *channel) {
 		return
 	}
 	for _, s := range h.sessions {
-		s.send("UNSUBSCRIBE", name)
+		s.unsubscribe(name)
 	}
 }
 
@@ -197,6 +198,7 @@ func (h *Hub) start() {
 	for i, p := range h.pools {
 		ctx, cancel := context.WithCancel(context.Background())
 		s := &session{hub: h, pool: p, node: i, cancel: cancel, done: make(chan struct{})}
+		s.sharded, _ = p.(redisconn.Sharded)
 		h.sessions = append(h.sessions, s)
 		go s.run(ctx)
 	}
@@ -230,4 +232,12 @@ func (h *Hub) pokeAll() {
 	for _, name := range names {
 		h.onNotice(-1, name.(string), "")
 	}
+}
+
+// referenced reports whether name is subscribed by a caller.
+func (h *Hub) referenced(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c, ok := h.channels[name]
+	return ok && c.refs > 0
 }

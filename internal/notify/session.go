@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -18,6 +19,28 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returns
 	conn   redis.Conn    // guarded by hub.mu; nil while not connected
+	// sharded is the pool when it is a Redis Cluster's: shard channels.
+	sharded redisconn.Sharded
+}
+
+// subscribe sends SUBSCRIBE, or SSUBSCRIBE on a cluster, of names.
+// hub.mu is held.
+func (s *session) subscribe(names ...any) {
+	if s.sharded != nil {
+		s.send("SSUBSCRIBE", names...)
+		return
+	}
+	s.send("SUBSCRIBE", names...)
+}
+
+// unsubscribe sends UNSUBSCRIBE, or SUNSUBSCRIBE on a cluster, of name.
+// hub.mu is held.
+func (s *session) unsubscribe(name string) {
+	if s.sharded != nil {
+		s.send("SUNSUBSCRIBE", name)
+		return
+	}
+	s.send("UNSUBSCRIBE", name)
 }
 
 // send writes a command on the connection, if there is one. hub.mu is held,
@@ -70,7 +93,7 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 			healthy = false
 		}
 	}()
-	conn, err := s.pool.GetContext(ctx)
+	conn, err := s.connect(ctx)
 	if err != nil || conn == nil {
 		return false
 	}
@@ -82,7 +105,7 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 	}
 	s.conn = conn
 	if names := s.hub.names(); len(names) > 0 {
-		s.send("SUBSCRIBE", names...)
+		s.subscribe(names...)
 	}
 	s.hub.mu.Unlock()
 	defer func() {
@@ -91,6 +114,9 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 		s.hub.mu.Unlock()
 		conn.Close()
 	}()
+	if s.sharded != nil {
+		return s.serveShards(ctx, conn)
+	}
 	psc := redis.PubSubConn{Conn: conn}
 	for {
 		switch v := psc.ReceiveContext(ctx).(type) {
@@ -103,6 +129,48 @@ func (s *session) serve(ctx context.Context) (healthy bool) {
 			}
 		case error:
 			return healthy
+		}
+	}
+}
+
+// connect returns a connection for subscriptions: the pool's, or its
+// Subscriber on a cluster.
+func (s *session) connect(ctx context.Context) (redis.Conn, error) {
+	if s.sharded != nil {
+		return s.sharded.Subscriber(ctx)
+	}
+	return s.pool.GetContext(ctx)
+}
+
+// serveShards is serve's loop for shard channels, whose messages
+// (smessage) and confirmations (ssubscribe, sunsubscribe) redigo's
+// PubSubConn does not read. A sunsubscribe of a channel still referenced
+// came from the server, whose slot moved: the subscriber subscribes it
+// again on the new master, and its listeners look for themselves, since
+// a notice may have been lost meanwhile.
+func (s *session) serveShards(ctx context.Context, conn redis.Conn) (healthy bool) {
+	for {
+		v, err := redis.ReceiveContext(conn, ctx)
+		if err != nil {
+			return healthy
+		}
+		vals, _ := v.([]any)
+		if len(vals) < 3 {
+			continue
+		}
+		kind, _ := redis.String(vals[0], nil)
+		ch, _ := redis.String(vals[1], nil)
+		switch kind {
+		case "smessage", "message":
+			data, _ := redis.String(vals[2], nil)
+			s.hub.onNotice(s.node, ch, data)
+		case "ssubscribe", "subscribe":
+			healthy = true
+			s.hub.confirm(ch)
+		case "sunsubscribe":
+			if s.hub.referenced(ch) {
+				s.hub.onNotice(-1, ch, "")
+			}
 		}
 	}
 }

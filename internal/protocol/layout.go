@@ -59,8 +59,18 @@ func KeysOf(lock string) Keys {
 func (k Keys) All() []any { return []any{k.Lock, k.Fence, k.Line, k.Seen} }
 
 // Channel is the pub/sub channel on which a release of the lock key lock
-// is announced to anyone: lock + ":notice".
-func Channel(lock string) string { return lock + noticeSuffix }
+// is announced to anyone: lock + ":notice", or, for a key without a hash
+// tag and without braces (the article techniques' prefix + name),
+// lock + ":notice{" + lock + "}", whose tag is the whole key: either way
+// the channel hashes to the lock's Redis Cluster slot, so that a release
+// on a cluster can publish on it (SPUBLISH) in the transaction or script
+// that deletes the lock.
+func Channel(lock string) string {
+	if hasHashTag(lock, "") || strings.ContainsAny(lock, "{}") {
+		return lock + noticeSuffix
+	}
+	return lock + noticeSuffix + "{" + lock + "}"
+}
 
 // Inbox is the pub/sub channel on which the Locker named locker hears the
 // notices for lock that concern its waiters: Channel(lock) + ":" + locker.
@@ -72,6 +82,11 @@ func Inbox(lock, locker string) string { return Channel(lock) + ":" + locker }
 func LockOf(channel string) (string, bool) {
 	if lock, ok := strings.CutSuffix(channel, noticeSuffix); ok {
 		return lock, true
+	}
+	if rest, ok := strings.CutSuffix(channel, "}"); ok {
+		if i := strings.Index(rest, noticeSuffix+"{"); i >= 0 && rest[i+len(noticeSuffix)+1:] == rest[:i] {
+			return rest[:i], true
+		}
 	}
 	if i := strings.LastIndex(channel, noticeSuffix+":"); i >= 0 {
 		return channel[:i], true

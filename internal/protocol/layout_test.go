@@ -80,3 +80,52 @@ func TestLockOf(t *testing.T) {
 		})
 	}
 }
+
+// hashed is what Redis Cluster hashes of key: its tag, or all of it.
+func hashed(key string) string {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
+			return key[open+1 : open+1+end]
+		}
+	}
+	return key
+}
+
+// TestChannelSharesTheLockSlot: a lock's notice channel hashes as the
+// lock does, tagged (lua_release, redlock) or not (the article
+// techniques), so a release can SPUBLISH on it in the lock's slot; a key
+// with a brace but no tag keeps the plain channel. LockOf reads each back.
+func TestChannelSharesTheLockSlot(t *testing.T) {
+	tests := []struct {
+		lock, want string
+		sameSlot   bool
+	}{
+		{"lock:{orders:42}", "lock:{orders:42}:notice", true},
+		{"app:orders:{42}", "app:orders:{42}:notice", true},
+		{"lock:orders:42", "lock:orders:42:notice{lock:orders:42}", true},
+		{"lock:a{b", "lock:a{b:notice", false},
+		{"lock:a}b", "lock:a}b:notice", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lock, func(t *testing.T) {
+			ch := Channel(tt.lock)
+			if ch != tt.want {
+				t.Errorf("Channel(%q) = %q, want %q", tt.lock, ch, tt.want)
+			}
+			if same := hashed(ch) == hashed(tt.lock); same != tt.sameSlot {
+				t.Errorf("Channel(%q) = %q hashes %q, the lock %q: same slot %v, want %v", tt.lock, ch, hashed(ch), hashed(tt.lock), same, tt.sameSlot)
+			}
+			if got, ok := LockOf(ch); !ok || got != tt.lock {
+				t.Errorf("LockOf(%q) = %q, %v; want %q, true", ch, got, ok, tt.lock)
+			}
+		})
+	}
+}
+
+func TestSharded(t *testing.T) {
+	src := `redis.call("PUBLISH", ch, m); redis.call("PUBSUB", "NUMSUB", ch)`
+	want := `redis.call("SPUBLISH", ch, m); redis.call("PUBSUB", "SHARDNUMSUB", ch)`
+	if got := Sharded(src); got != want {
+		t.Errorf("Sharded(%q) = %q, want %q", src, got, want)
+	}
+}

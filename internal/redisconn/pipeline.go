@@ -85,11 +85,16 @@ type Pipeline struct {
 	// markArgs: a settled stream's mark arguments, for the next stream
 	// (a stream's buffer is its writer's alone while it writes).
 	markArgs []any
+	// routes: over a Router (a Redis Cluster), one Pipeline per master
+	// (pipeline_route.go); nil otherwise.
+	routes *routes
 }
 
 // NewPipeline returns a Pipeline over the connections of pool.
 func NewPipeline(pool Pool) *Pipeline {
-	return &Pipeline{pool: pool, markPrefix: newMarkPrefix()}
+	p := &Pipeline{pool: pool, markPrefix: newMarkPrefix()}
+	p.routes = newRoutes(p)
+	return p
 }
 
 // NewDeadlinePipeline returns a Pipeline over the connections of pool for
@@ -108,7 +113,9 @@ func NewPipeline(pool Pool) *Pipeline {
 // pass through several goroutines anyway, and NewPipeline for calls made
 // on the caller's own goroutine.
 func NewDeadlinePipeline(pool Pool) *Pipeline {
-	return &Pipeline{pool: pool, byDeadline: true, yields: true, markPrefix: newMarkPrefix()}
+	p := &Pipeline{pool: pool, byDeadline: true, yields: true, markPrefix: newMarkPrefix()}
+	p.routes = newRoutes(p)
+	return p
 }
 
 // stream is the Pipeline's connection while commands await their replies
@@ -184,6 +191,11 @@ func (p *Pipeline) DoTwo(ctx context.Context, first, second Command) (Reply, Rep
 func (p *Pipeline) do(ctx context.Context, first, second Command) (Reply, Reply, error) {
 	if err := ctx.Err(); err != nil {
 		return Reply{}, Reply{}, err
+	}
+	if p.routes != nil {
+		if sub := p.routes.of(p, first, second); sub != nil {
+			return sub.do(ctx, first, second)
+		}
 	}
 	p.mu.Lock()
 	if (p.cur == nil && p.alone == 0) || (p.cur != nil && len(p.cur.waiting)+len(p.cur.pending) >= MaxInFlight) {

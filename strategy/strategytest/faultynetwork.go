@@ -39,7 +39,7 @@ const (
 // run caught a violation; what it showed is in the account (a lock
 // orphaned by a lost reply keeps its key until its TTL ends).
 func faultyNetworkScenario() scenario {
-	return scenario{name: "faulty-network", property: "MutualExclusion", blackBox: true,
+	return scenario{name: "faulty-network", property: "MutualExclusion", blackBox: true, proxied: true,
 		claimed: func(p strategy.Properties) bool { return p.MutualExclusion && p.OwnerSafeRelease }, run: faultyNetwork}
 }
 

@@ -14,6 +14,8 @@ type scenario struct {
 	claimed  func(strategy.Properties) bool
 	// managed scenarios kill, freeze or replicate nodes.
 	managed bool
+	// proxied scenarios put a proxy in front of the nodes' addresses.
+	proxied bool
 	// blackBox scenarios use no fault point on any technique (they fault
 	// the network instead), so their runs are black-box everywhere.
 	blackBox bool
@@ -69,6 +71,10 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 	r.WhiteBox = r.WhiteBox && !s.blackBox
 	if s.managed && !e.managed {
 		r.Verdict, r.Account = NotApplicable, "skipped: needs managed nodes"
+		return r
+	}
+	if s.proxied && len(e.addrs) == 0 {
+		r.Verdict, r.Account = NotApplicable, "skipped: needs the nodes' addresses (Options.Pool names none)"
 		return r
 	}
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -48,6 +49,13 @@ type Options struct {
 	// freeze or replicate nodes are NotApplicable and keys are namespaced.
 	Sentinels []string
 	Masters   []string
+	// Pool is an existing connection source to run a single-node target
+	// over instead of nodes (a cluster.Pool, for a Redis Cluster); Addrs
+	// is then ignored. Keys are namespaced per run, and what a run writes
+	// expires (locks with their TTL, fencing counters after their
+	// retention). Scenarios that must kill, freeze or replicate nodes, or
+	// put a proxy in front of one (faulty-network), are NotApplicable.
+	Pool strategy.Pool
 	// Scenarios restricts the run to these scenario names; empty means all.
 	Scenarios []string
 	// Progress, when set, is called after each scenario with its result.
@@ -75,7 +83,13 @@ type env struct {
 func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 	e := &env{tb: tb, target: target, prefix: "lock:", rec: newRecorder()}
 	n := target.nodes()
-	if len(opts.Sentinels) > 0 {
+	if opts.Pool != nil {
+		if n != 1 {
+			return nil, fmt.Errorf("lockzoo: strategytest: %s needs %d nodes, Options.Pool is one", target.Name, n)
+		}
+		e.prefix = "lockzoo-suite:" + uuid.NewString()[:8] + ":"
+		e.pools = append(e.pools, e.traced(opts.Pool, ""))
+	} else if len(opts.Sentinels) > 0 {
 		if err := e.sentinelPools(opts, n); err != nil {
 			return nil, err
 		}
@@ -132,8 +146,26 @@ func (e *env) locker(cfg strategy.Config) (strategy.Locker, error) {
 // traced wraps pool, the node named node, so that the commands clients send
 // on it are recorded.
 func (e *env) traced(pool strategy.Pool, node string) strategy.Pool {
-	return tracedPool{pool: pool, rec: e.rec, node: node}
+	t := tracedPool{pool: pool, rec: e.rec, node: node}
+	if r, ok := pool.(redisconn.Router); ok {
+		return tracedRouter{tracedPool: t, r: r} // still a cluster's, to the techniques
+	}
+	return t
 }
+
+// tracedRouter is a tracedPool over a Redis Cluster's pool: it passes on
+// what makes the techniques route and publish on shard channels
+// (redisconn.Router); subscriptions are not traced.
+type tracedRouter struct {
+	tracedPool
+	r redisconn.Router
+}
+
+func (p tracedRouter) Subscriber(ctx context.Context) (redis.Conn, error) {
+	return p.r.Subscriber(ctx)
+}
+
+func (p tracedRouter) NodeOf(key string) string { return p.r.NodeOf(key) }
 
 // nodeName names node i of n for the timeline: "" when there is one.
 func nodeName(i, n int) string {

@@ -1,0 +1,57 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockzoo/lockzoo/cluster"
+	"github.com/lockzoo/lockzoo/internal/redistest"
+	"github.com/lockzoo/lockzoo/internal/techniques"
+	"github.com/lockzoo/lockzoo/strategy"
+)
+
+// testEveryTechnique runs every single-node technique through
+// one Pool: Lock, Unlock and Extend reach the key's master, contention
+// over keys on every master keeps mutual exclusion, and releases notify
+// on shard channels only.
+func testEveryTechnique(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
+	for _, target := range techniques.All() {
+		if target.Nodes != 1 {
+			continue
+		}
+		t.Run(target.Name, func(t *testing.T) {
+			keys := spreadN(t, c, target.Name+":", 12, func(k string) string { return "lock:" + k })
+			tl := newTally(keys)
+			var ls []strategy.Locker
+			for range 2 {
+				l, err := target.New([]strategy.Pool{p}, strategy.Config{TTL: 10 * time.Second})
+				require.NoError(t, err)
+				t.Cleanup(func() {
+					if cl, ok := l.(interface{ Close() error }); ok {
+						cl.Close()
+					}
+				})
+				ls = append(ls, l)
+			}
+			publish, spublish := commandCalls(t, c, "publish"), commandCalls(t, c, "spublish")
+			stop := make(chan struct{})
+			close(stop)
+			tl.contend(ls, keys, 15, stop)
+			tl.check(t)
+			assert.Equal(t, publish, commandCalls(t, c, "publish"), "classic PUBLISH calls on the masters")
+			assert.Greater(t, commandCalls(t, c, "spublish"), spublish, "SPUBLISH notices on the masters")
+
+			lease, err := ls[0].Lock(context.Background(), keys[0])
+			require.NoError(t, err)
+			if err := lease.Extend(context.Background(), 5*time.Second); !assert.True(t, err == nil || errors.Is(err, strategy.ErrUnsupported), "Extend: %v", err) {
+				return
+			}
+			require.NoError(t, lease.Unlock(context.Background()), "Unlock after Extend")
+		})
+	}
+}
