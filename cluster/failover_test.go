@@ -1,5 +1,3 @@
-//go:build clusterharness
-
 package cluster_test
 
 import (
