@@ -17,6 +17,9 @@ type scenario struct {
 	// blackBox scenarios use no fault point on any technique (they fault
 	// the network instead), so their runs are black-box everywhere.
 	blackBox bool
+	// sentinel scenarios run on a primary with replicas under Sentinels
+	// (env.sentinel), on targets that ask for it (Target.SentinelFailover).
+	sentinel bool
 	run      func(ctx context.Context, e *env, r *Result)
 }
 
@@ -41,6 +44,7 @@ func scenarios() []scenario {
 		{name: "fencing", property: "Fencing",
 			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
 		faultyNetworkScenario(),
+		sentinelFailoverScenario(),
 	}
 }
 
@@ -69,6 +73,10 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 	r.WhiteBox = r.WhiteBox && !s.blackBox
 	if s.managed && !e.managed {
 		r.Verdict, r.Account = NotApplicable, "skipped: needs managed nodes"
+		return r
+	}
+	if s.sentinel && e.sentinel == nil {
+		r.Verdict, r.Account = NotApplicable, "skipped: runs on one-node targets that follow a sentinel.Pool (Target.SentinelFailover)"
 		return r
 	}
 	start := time.Now()
