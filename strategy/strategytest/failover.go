@@ -22,16 +22,20 @@ const (
 	failoverLockers     = 4
 	failoverWorkers     = 2 // per Locker
 	failoverTTL         = 10 * time.Second
-	failoverLockTimeout = 3 * time.Second
+	failoverLockTimeout = time.Second
 	failoverBefore      = 400 * time.Millisecond // contention before the replicas lag
-	failoverLag         = 150 * time.Millisecond // the replicas lag, then the primary dies
+	failoverLag         = 300 * time.Millisecond // the replicas lag, then the primary dies
 	// failoverLong: a section of the first key that begins this long
 	// before the replicas lag holds its lock through the failover.
 	failoverLong   = 150 * time.Millisecond
-	failoverHold   = 50 * time.Millisecond  // a short section's work
-	failoverLinger = 500 * time.Millisecond // a long section's work after the failover
-	failoverAfter  = 700 * time.Millisecond // contention once locking resumed
-	failoverPause  = 20 * time.Millisecond  // a worker's pause after a failed Lock
+	failoverHold   = 50 * time.Millisecond   // a short section's work
+	failoverLinger = 1500 * time.Millisecond // a long section's work after the failover: past a waiting Lock's timeout
+	failoverAfter  = 2 * time.Second         // contention once locking resumed, past the long sections
+	failoverPause  = 20 * time.Millisecond   // a worker's pause after a failed Lock
+	// failoverRest bounds a worker's rest between sections: a key is often
+	// free when the replicas start to lag, so that a lock taken then is
+	// lost with nothing else (an unreplicated release) in its place.
+	failoverRest = 300 * time.Millisecond
 )
 
 // failoverKeys are the locks the workers contend for.
@@ -213,7 +217,7 @@ func (f *failoverRun) work(ctx context.Context, l strategy.Locker, who string, r
 		if err != nil {
 			return err
 		}
-		sleepCtx(ctx, time.Duration(rng.Int64N(int64(failoverHold)))) // a key is free now and then
+		sleepCtx(ctx, time.Duration(rng.Int64N(int64(failoverRest))))
 	}
 	return nil
 }
