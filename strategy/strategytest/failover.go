@@ -82,8 +82,8 @@ type heldKey struct {
 // dies; the replicas thaw and the Sentinels promote one. Sections that
 // began while the replicas lag, and those of the first key that began
 // just before, hold their lock through the failover, as a long job does
-// (long). Two sections of a key at once and
-// lost counter updates are violations. The account says when the
+// (long). Two sections of a key at once and lost counter updates are
+// violations. The account says when the
 // Sentinels named the promoted replica and when locking resumed (a probe
 // locking a free key), both from the death. A Locker that waits for its
 // replicas gets them back: the old primary restarts and follows the
