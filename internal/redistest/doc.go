@@ -30,8 +30,10 @@
 //     containers every node and Sentinel announces its bridge gateway
 //     address and published port. Sentinel.Failover runs SENTINEL
 //     FAILOVER, KillMaster and WaitFailover kill the primary and wait
-//     until every Sentinel names the promoted replica, and Monitor names
-//     any node as a master (a misconfiguration).
+//     until every Sentinel names the promoted replica (AwaitReady, for a
+//     test that kills the primary itself, waits until a failover can
+//     begin at once), and Monitor names any node as a master (a
+//     misconfiguration).
 //   - Start(t, n, WithACL(users...)): nodes with an ACL file (aclfile) that
 //     defines users, such as "app on >pw resetchannels ~app:* &app:* +@all";
 //     Node.PoolAs connects as one of them. The user default keeps every

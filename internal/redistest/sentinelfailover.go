@@ -101,6 +101,16 @@ func masterAddr(sn *Node, name string) (string, error) {
 	return net.JoinHostPort(reply[0], reply[1]), nil
 }
 
+// AwaitReady returns once the Sentinels know each other and the
+// replicas, so that a failover can begin as soon as the master is found
+// down (KillMaster and Failover wait for it too). A test that kills the
+// master itself (Node.Kill, after freezing its replicas, say) calls it
+// first.
+func (s *Sentinel) AwaitReady() {
+	s.t.Helper()
+	s.waitReady()
+}
+
 // KillMaster waits until the Sentinels know each other and the replicas,
 // then kills the master (Node.Kill) and returns it; WaitFailover waits for
 // its successor.

@@ -25,7 +25,7 @@ func Run(t *testing.T, target Target) {
 		t.Run(s.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), scenarioBound)
 			defer cancel()
-			e, err := newEnv(t, target, Options{})
+			e, err := newEnv(t, target, Options{}, s)
 			if err != nil {
 				t.Fatalf("setup: %v", err)
 			}
@@ -80,7 +80,7 @@ func evaluateOne(ctx context.Context, s scenario, target Target, opts Options) R
 	tb := redistest.NewDetached(target.Name + "/" + s.name)
 	var r Result
 	err := tb.Run(func() {
-		e, err := newEnv(tb, target, opts)
+		e, err := newEnv(tb, target, opts, s)
 		if err != nil {
 			tb.Fatalf("setup: %v", err)
 		}

@@ -19,6 +19,9 @@ type scenario struct {
 	// blackBox scenarios use no fault point on any technique (they fault
 	// the network instead), so their runs are black-box everywhere.
 	blackBox bool
+	// sentinel scenarios run on a primary with replicas under Sentinels
+	// (env.sentinel), on targets that ask for it (Target.SentinelFailover).
+	sentinel bool
 	run      func(ctx context.Context, e *env, r *Result)
 }
 
@@ -43,6 +46,7 @@ func scenarios() []scenario {
 		{name: "fencing", property: "Fencing",
 			claimed: func(p strategy.Properties) bool { return p.Fencing }, run: fencingScenario},
 		faultyNetworkScenario(),
+		sentinelFailoverScenario(),
 	}
 }
 
@@ -75,6 +79,10 @@ func (s scenario) execute(ctx context.Context, e *env) Result {
 	}
 	if s.proxied && len(e.addrs) == 0 {
 		r.Verdict, r.Account = NotApplicable, "skipped: needs the nodes' addresses (Options.Pool names none)"
+		return r
+	}
+	if s.sentinel && e.sentinel == nil {
+		r.Verdict, r.Account = NotApplicable, "skipped: runs on one-node targets that follow a sentinel.Pool (Target.SentinelFailover)"
 		return r
 	}
 	start := time.Now()

@@ -1,6 +1,7 @@
 package strategytest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -42,4 +43,53 @@ func (e *env) sentinelPools(opts Options, n int) error {
 		})
 	}
 	return nil
+}
+
+// failoverReplicas is how many replicas the primary of the
+// sentinel-failover scenario has when the target waits for none: the
+// harness's default deployment.
+const failoverReplicas = 2
+
+// sentinelEnv gives a target that runs the sentinel-failover scenario (one
+// node, Target.SentinelFailover) a primary with Target.Replicas replicas
+// (failoverReplicas when it waits for none), in sync, under 3 Sentinels,
+// and a sentinel.Pool on it as its pool. Any other target gets plain
+// nodes, only to build its Locker by: the scenario is not applicable.
+func (e *env) sentinelEnv() error {
+	t := e.target
+	if !t.SentinelFailover || t.nodes() != 1 {
+		e.nodes = redistest.Start(e.tb, t.nodes())
+		for i, node := range e.nodes {
+			e.addrs = append(e.addrs, node.Addr())
+			e.pools = append(e.pools, e.traced(node.Pool(), nodeName(i, len(e.nodes))))
+		}
+		return nil
+	}
+	s := redistest.StartSentinel(e.tb, redistest.SentinelConfig{Replicas: cmp.Or(t.Replicas, failoverReplicas)})
+	nodes := s.Nodes()
+	e.sentinel, e.nodes = s, nodes[:1]
+	if t.Replicas > 0 {
+		nodes[0].AwaitAcks(t.Replicas)
+		e.replicas = [][]*redistest.Node{nodes[1:]}
+	}
+	pool, err := e.sentinelPool()
+	if err != nil {
+		return err
+	}
+	e.addrs = append(e.addrs, pool.Addr())
+	e.pools = append(e.pools, e.traced(pool, ""))
+	return nil
+}
+
+// sentinelPool returns a new sentinel.Pool on the env's Sentinel
+// deployment, closed when the scenario ends.
+func (e *env) sentinelPool() (*sentinel.Pool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), sentinelTimeout)
+	defer cancel()
+	pool, err := sentinel.New(ctx, e.sentinel.Name(), e.sentinel.Addrs())
+	if err != nil {
+		return nil, err // names lockzoo, sentinel and the master
+	}
+	e.tb.Cleanup(func() { _ = pool.Close() })
+	return pool, nil
 }

@@ -32,6 +32,13 @@ type Target struct {
 	// replica (lua_release+replicas). On servers the suite did not start
 	// (Options.Addrs) neither is done: the Lockers wait for none.
 	Replicas int
+	// SentinelFailover runs the sentinel-failover scenario on a one-node
+	// target: its Lockers reach the primary through sentinel.Pools and
+	// must follow it to the promoted replica. Leave it false for a Locker
+	// that dials an address of its own (it would keep dialing the dead
+	// primary); the scenario is then not applicable, at the cost of one
+	// node's start.
+	SentinelFailover bool
 }
 
 // Options shape Evaluate.
@@ -76,11 +83,16 @@ type env struct {
 	pools    []strategy.Pool
 	prefix   string
 	managed  bool
+	// sentinel is the Sentinel deployment of the sentinel-failover
+	// scenario (nodes[0] its primary at the start); nil elsewhere.
+	sentinel *redistest.Sentinel
 	rec      *recorder // the scenario's Timeline
 }
 
-// newEnv gives a scenario fresh managed nodes, or pools on opts.Addrs.
-func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
+// newEnv gives a scenario fresh managed nodes, or pools on opts.Addrs; a
+// scenario that asks for Sentinel (s.sentinel) gets a primary with
+// replicas under Sentinels when the target runs it (sentinelEnv).
+func newEnv(tb redistest.TB, target Target, opts Options, s scenario) (*env, error) {
 	e := &env{tb: tb, target: target, prefix: "lock:", rec: newRecorder()}
 	n := target.nodes()
 	if opts.Pool != nil {
@@ -110,6 +122,11 @@ func newEnv(tb redistest.TB, target Target, opts Options) (*env, error) {
 					tb.Errorf("remove the scenario's keys from %s: %v", addr, err)
 				}
 			})
+		}
+	} else if s.sentinel {
+		e.managed = true
+		if err := e.sentinelEnv(); err != nil {
+			return nil, err
 		}
 	} else {
 		e.managed = true
