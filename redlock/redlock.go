@@ -131,9 +131,14 @@ func (l *Locker) Config() Config { return l.cfg }
 
 // Wait blocks until every background node call of this Locker has ended
 // (answers a decision did not wait for, releases of failed attempts, owed
-// releases), or returns ctx.Err() when ctx ends first. Each ends within
+// releases, the line's clean-ups), or returns ctx.Err() when ctx ends first. Each ends within
 // about twice Config.NodeTimeout.
-func (l *Locker) Wait(ctx context.Context) error { return l.t.bg.wait(ctx) }
+func (l *Locker) Wait(ctx context.Context) error {
+	if err := l.e.Line().Idle(ctx); err != nil { // clean-ups make node calls
+		return err
+	}
+	return l.t.bg.wait(ctx)
+}
 
 // Close ends the notice connections, then waits for the background calls
 // (Wait), which may be releases, for at most closeBound. Waiting Lock calls

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,6 +91,7 @@ type Line struct {
 	// bg counts the clean-ups in the background (cleanUpInBackground);
 	// Close stops their retries and waits for them.
 	bg        sync.WaitGroup
+	running   atomic.Int64 // the clean-ups bg counts, for Wait
 	closeOnce sync.Once
 	closed    chan struct{}
 }
