@@ -97,6 +97,11 @@ func TestPoolFollowsSentinelFailover(t *testing.T) {
 	defer held.Close()
 	_, err = redis.DoContext(held, ctx, "SET", "held", "1")
 	require.NoError(t, err, "SET on the master before the failover")
+	// SENTINEL FAILOVER does not wait for the replicas to catch up: the
+	// write must be on every replica first, or the promoted one may lack it.
+	acked, err := redis.Int(redis.DoContext(held, ctx, "WAIT", 2, 5000))
+	require.NoError(t, err, "WAIT for the replicas")
+	require.Equal(t, 2, acked, "replicas that acknowledged SET held 1")
 
 	old, promoted := s.Failover()
 	// No call to the pool since: its listener follows +switch-master.
