@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -157,25 +156,14 @@ func (p *process) start() error {
 	cmd.Dir = p.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
-	// The kernel sends Pdeathsig when the thread that started the child
-	// exits, not the process, and the Go runtime ends the thread of a
-	// locked goroutine that returns. So the child is started and reaped
-	// on one locked thread, which lives as long as the child.
-	started := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { // ends when the process exits, as below
-		runtime.LockOSThread()
-		defer close(exited)
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait() // The exit status of a killed server says nothing.
-	}()
-	if err := <-started; err != nil {
+	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", p.bin, err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // The exit status of a killed server says nothing.
+		close(exited)
+	}()
 	p.cmd, p.exited = cmd, exited
 
 	alive := func() error {
