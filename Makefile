@@ -26,7 +26,7 @@ DOCS_COMMIT = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 .PHONY: test fmt-check vet redis-image example compare compare-cluster compare-peers test-peers chaos docs-report docs-report-peers
 
 test: fmt-check vet
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -51,7 +51,7 @@ compare-peers:
 	cd peers && $(GO) run ./cmd/comparepeers -html $(COMPARE_PEERS_HTML) $(COMPARE_FLAGS)
 
 test-peers:
-	cd peers && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 15m ./...
+	cd peers && $(GO) vet ./... && $(GO) test -race -count=1 -parallel 4 -timeout 15m ./...
 
 chaos:
 	CHAOS_SECONDS=$(CHAOS_SECONDS) $(GO) test -race -count=1 -v -timeout 30m -run '^TestChaos$$' ./internal/chaos/

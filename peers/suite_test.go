@@ -13,11 +13,12 @@ import (
 // a black box to it (lockzoo's fault points are not in the peer's code):
 // a claimed property must hold; an unclaimed one's verdict is logged, not
 // judged. A verdict that is one of peers.Findings is logged as what the
-// peer earned.
+// peer earned. The peers run side by side.
 func TestSuite(t *testing.T) {
 	noLeaks(t)
 	for _, target := range peers.Targets() {
 		t.Run(target.Name, func(t *testing.T) {
+			t.Parallel() // each peer's runs start their own nodes
 			for _, name := range strategytest.ScenarioNames() {
 				t.Run(name, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -42,7 +42,12 @@ func New(pool strategy.Pool, cfg strategy.Config) (*Locker, error) {
 	if cfg.Retry == nil {
 		cfg.Retry = strategy.Fixed(RetryEvery)
 	}
-	e, err := engine.New(&technique{pool: pool}, properties(), cfg, engine.WithNotices(pool), engine.WithoutTakeBack())
+	// No take-back (its DEL checks no owner) and no attempt bound: its key
+	// never expires, so an attempt cut off at AttemptTimeout whose SETNX
+	// still lands would leave a lock that nobody holds, for good. Only the
+	// caller's ctx bounds an attempt.
+	e, err := engine.New(&technique{pool: pool}, properties(), cfg,
+		engine.WithNotices(pool), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
 	if err != nil {
 		return nil, err
 	}
