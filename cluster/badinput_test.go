@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/cluster"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	luarelease "github.com/lockzoo/lockzoo/lua_release"
 	setnxex "github.com/lockzoo/lockzoo/set_nx_ex"
@@ -77,13 +78,39 @@ func testClusterDown(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 	slot := cluster.Slot(lockName(lost))
 	require.Equal(t, slot, cluster.Slot("lock:"+lost), "both techniques' keys share the slot")
 	owner := c.NodeFor(lockName(lost))
+	// The owner first: a master whose slot is unassigned takes it back
+	// from the gossip of a node that still claims it, so the owner
+	// dropping it last could leave the others serving it for ever.
+	masters := []*redistest.Node{owner}
 	for _, m := range c.Masters() {
+		if m.Addr() != owner.Addr() {
+			masters = append(masters, m)
+		}
+	}
+	for _, m := range masters {
 		_, err := m.Do("CLUSTER", "DELSLOTS", slot)
 		require.NoError(t, err, "DELSLOTS %d on %s", slot, m.Addr())
 	}
 	otherKey := spreadN(t, c, "up:", 1, lockName)[0]
 	require.NotEqual(t, slot, cluster.Slot(lockName(otherKey)))
 
+	t.Run("a pipeline's other commands", func(t *testing.T) {
+		// A refused command fails alone: the one written with it on the
+		// shared stream gets its reply.
+		pipe := redisconn.NewPipeline(p)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.Eventually(t, func() bool {
+			r1, r2, err := pipe.DoTwo(ctx, redisconn.Command{Name: "GET", Args: []any{lost}}, redisconn.Command{Name: "ECHO", Args: []any{"after"}})
+			return err == nil && errors.Is(r1.Err, cluster.ErrSlotUnserved) && r2.Err == nil && r2.Value != nil
+		}, 20*time.Second, 20*time.Millisecond, "DoTwo(GET of an unserved slot, ECHO): a refusal, then ECHO's reply")
+		r1, r2, err := pipe.DoTwo(ctx, redisconn.Command{Name: "GET", Args: []any{lost}}, redisconn.Command{Name: "ECHO", Args: []any{"after"}})
+		require.NoError(t, err)
+		assert.True(t, redisconn.IsRefusal(r1.Err), "GET's error is a refusal: %v", r1.Err)
+		got, err := redis.String(r2.Value, r2.Err)
+		require.NoError(t, err)
+		assert.Equal(t, "after", got)
+	})
 	for name, l := range ls {
 		t.Run(name, func(t *testing.T) {
 			require.Eventually(t, func() bool {
@@ -92,6 +119,7 @@ func testClusterDown(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 			}, 20*time.Second, 20*time.Millisecond, "TryLock of a key whose slot no master serves: ErrSlotUnserved")
 			_, err := l.TryLock(context.Background(), lost)
 			assert.Contains(t, err.Error(), "lockzoo: "+name+":", "the error names the technique")
+			assert.True(t, redisconn.IsRefusal(err), "a refusal, which nothing is taken back after: %v", err)
 			require.Eventually(t, func() bool {
 				_, err := l.TryLock(context.Background(), otherKey)
 				return errors.Is(err, cluster.ErrClusterDown)

@@ -140,7 +140,7 @@ func (c *conn) send(ctx context.Context, cmd string, args []any) error {
 			slot := Slot(key)
 			n, err := c.p.master(slot)
 			if err != nil {
-				s.err = fmt.Errorf("%s %q: %w", s.name, key, err)
+				s.err = refused(fmt.Errorf("%s %q: %w", s.name, key, err))
 				c.fifo = append(c.fifo, s)
 				c.signal()
 				return nil

@@ -2,11 +2,12 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // Receive reads the reply of the oldest command awaiting one.
@@ -153,18 +154,19 @@ func sameReply(a, b any) bool {
 }
 
 // isReply reports whether err is the server's error reply or a cluster
-// failure of one command (this package's sentinels), after which the
-// connection is still in step.
+// refusal of one command (a redisconn.Refusal wrapping one of this
+// package's sentinels), after which the connection is still in step.
 func isReply(err error) bool {
 	if _, ok := err.(redis.Error); ok {
 		return true
 	}
-	return errors.Is(err, ErrClusterDown) || errors.Is(err, ErrSlotUnserved) || errors.Is(err, ErrRedirected)
+	return redisconn.IsRefusal(err)
 }
 
 // Do sends cmd (none when "") and reads every reply awaited, as redigo's
 // Do: it returns the last reply and the first error reply; with cmd ""
-// the replies as a slice, error replies in it.
+// the replies as a slice, error replies and refusals
+// (redisconn.Refusal) in it.
 func (c *conn) Do(cmd string, args ...any) (any, error) { return c.do(bound{}, cmd, args) }
 
 // DoWithTimeout is Do bounded by timeout (none when 0).
@@ -216,8 +218,8 @@ func (c *conn) do(b bound, cmd string, args []any) (any, error) {
 		if err != nil && !isReply(err) {
 			return nil, err
 		}
-		if e, ok := err.(redis.Error); ok && cmd == "" {
-			r, err = e, nil // in the slice, as redigo's
+		if cmd == "" && err != nil {
+			r, err = err, nil // an error reply or a refusal: in the slice, as redigo's
 		}
 		if err != nil && first == nil {
 			first = err
@@ -228,9 +230,6 @@ func (c *conn) do(b bound, cmd string, args []any) (any, error) {
 		}
 	}
 	if cmd == "" {
-		if first != nil {
-			return nil, first
-		}
 		return replies, nil
 	}
 	return reply, first

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // Redirection bounds.
@@ -68,13 +70,20 @@ func (rd redirection) withHost(from string) redirection {
 	return rd
 }
 
-// clusterDown turns a CLUSTERDOWN reply into an error wrapping
+// clusterDown turns a CLUSTERDOWN reply into a refusal wrapping
 // ErrSlotUnserved (the key's slot has no master) or ErrClusterDown.
 func clusterDown(cmd string, e redis.Error) error {
 	if strings.Contains(string(e), "not served") {
-		return fmt.Errorf("%s: %w: %s", cmd, ErrSlotUnserved, e)
+		return refused(fmt.Errorf("%s: %w: %s", cmd, ErrSlotUnserved, e))
 	}
-	return fmt.Errorf("%s: %w: %s", cmd, ErrClusterDown, e)
+	return refused(fmt.Errorf("%s: %w: %s", cmd, ErrClusterDown, e))
+}
+
+// refused marks err as the failure of one command that did not run (a
+// redisconn.Refusal): the connection stays in step, and nothing is taken
+// back after it.
+func refused(err error) error {
+	return &redisconn.Refusal{Err: err}
 }
 
 // settle returns the reply r, err of s, after following a redirection:
@@ -149,7 +158,7 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 				until = time.Now().Add(tryAgainFor)
 			}
 			if time.Now().After(until) {
-				return nil, fmt.Errorf("%s: %w (TRYAGAIN for %v)", s.name, ErrRedirected, tryAgainFor)
+				return nil, refused(fmt.Errorf("%s: %w (TRYAGAIN for %v)", s.name, ErrRedirected, tryAgainFor))
 			}
 			if err := sleep(ctx, wait); err != nil {
 				return nil, err
@@ -160,7 +169,7 @@ func (c *conn) redo(s *sent, rd redirection, b bound, own bool) (any, error) {
 			}
 		default:
 			if redirects++; redirects > maxRedirects {
-				return nil, fmt.Errorf("%s: %w (%d times, the last %s %d %s)", s.name, ErrRedirected, maxRedirects, rd.kind, rd.slot, rd.addr)
+				return nil, refused(fmt.Errorf("%s: %w (%d times, the last %s %d %s)", s.name, ErrRedirected, maxRedirects, rd.kind, rd.slot, rd.addr))
 			}
 			if redirects > 2 {
 				// Masters that disagree on the slot for a moment (a move

@@ -104,7 +104,9 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 		}
 		set, err := redis.Bool(redisconn.DoContext(ctx, c, "EXPIRE", a.Key, secs))
 		if err != nil {
-			return fmt.Errorf("EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, err)
+			// Even refused, the EXPIRE follows a SETNX that wrote: the
+			// key is taken back.
+			return fmt.Errorf("EXPIRE %q after SETNX: %w (the key is left without a TTL until a waiter repairs it)", a.Key, redisconn.AfterWrite(err))
 		}
 		if !set {
 			return fmt.Errorf("%q: %w: the key vanished between SETNX and EXPIRE", a.Key, strategy.ErrNotAcquired)

@@ -50,9 +50,11 @@ func boundAttempt(ctx context.Context, ttl, replicas time.Duration) *redisconn.B
 }
 
 // outcomeUnknown reports whether an acquire attempt that failed with err
-// may nonetheless have written its token: any failure but a refusal, a bad
-// input, an injected crash (a client that "died" takes nothing back) or a
-// closed Locker. A timeout or a lost connection after the command was sent
+// may nonetheless have written its token: any failure but a refusal (the
+// lock is held, or the pool's connection refused the command:
+// redisconn.Refusal, a Redis Cluster's CLUSTERDOWN, say), a bad input, an
+// injected crash (a client that "died" takes nothing back) or a closed
+// Locker. A timeout or a lost connection after the command was sent
 // leaves the lock set with nobody to release it.
 func outcomeUnknown(err error) bool {
 	switch {
@@ -60,7 +62,8 @@ func outcomeUnknown(err error) bool {
 		errors.Is(err, strategy.ErrNotAcquired),
 		errors.Is(err, strategy.ErrInvalidConfig),
 		errors.Is(err, strategy.ErrClosed),
-		errors.Is(err, fault.ErrCrashed):
+		errors.Is(err, fault.ErrCrashed),
+		redisconn.IsRefusal(err):
 		return false
 	}
 	return true

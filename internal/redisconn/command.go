@@ -15,17 +15,20 @@ type Command struct {
 }
 
 // Reply is the server's reply to one command: its value, or the error
-// reply (a redis.Error) as Err.
+// reply (a redis.Error, or a *Refusal of the pool's connection) as Err.
 type Reply struct {
 	Value any
 	Err   error
 }
 
-// reply splits a command's outcome into its reply, an error reply
-// included, and the connection's failure.
+// reply splits a command's outcome into its reply, an error reply or a
+// Refusal included, and the connection's failure.
 func reply(v any, err error) (Reply, error) {
 	if e, refused := err.(redis.Error); refused {
 		return Reply{Err: e}, nil
+	}
+	if IsRefusal(err) {
+		return Reply{Err: err}, nil
 	}
 	return Reply{Value: v}, err
 }
@@ -102,10 +105,15 @@ func (p *Pipeline) doTwoOn(ctx context.Context, c redis.Conn, first, second Comm
 }
 
 // replyOf is the Reply of one value from a pipeline's replies, where an
-// error reply is a redis.Error value.
+// error reply is a redis.Error value, a refused command a *Refusal.
 func replyOf(v any) Reply {
-	if e, refused := v.(redis.Error); refused {
+	switch e := v.(type) {
+	case redis.Error:
 		return Reply{Err: e}
+	case error:
+		if IsRefusal(e) {
+			return Reply{Err: e}
+		}
 	}
 	return Reply{Value: v}
 }

@@ -24,7 +24,8 @@
 //
 // Errors tell what may have happened: ErrNotSent, the server cannot have
 // run the command (no connection); ErrUnmatchedReply and any other
-// connection failure, it may have; ErrPanicked, a Pool or connection
+// connection failure, it may have; a *Refusal (IsRefusal), the pool or
+// the server refused that one command, which did not run; ErrPanicked, a Pool or connection
 // panicked and the panic was recovered; ErrNilConn, the Pool returned
 // neither a connection nor an error. A ctx that ended before the reply
 // is wrapped in the error, so errors.Is(err, ctx.Err()) holds.

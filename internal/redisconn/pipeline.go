@@ -33,10 +33,12 @@ const MaxInFlight = 64
 // the commands behind one wait for it.
 //
 // Each reply goes to the caller whose command it answers, an error reply
-// as that caller's error (a redis.Error); DoTwo sends two commands one
-// right after the other and returns both replies. A connection that fails fails
-// every command that awaits a reply on it: each may or may not have run,
-// as when a connection of one's own fails; the next command takes a new
+// as that caller's error (a redis.Error), and so does a Refusal of the
+// pool's connection (its command did not run; the connection goes on);
+// DoTwo sends two commands one right after the other and returns both
+// replies. A connection that fails fails every command that awaits a
+// reply on it: each may or may not have run, as when a connection of
+// one's own fails; the next command takes a new
 // connection. A command queued behind the failure, never written, is not
 // failed by it: it is sent again alone on a connection of its own.
 //
@@ -164,7 +166,8 @@ func (c *pipeCall) size() int {
 }
 
 // Do runs one command through the pipeline, bounded by ctx, and returns
-// its reply. An error reply is returned as its redis.Error; a failed
+// its reply. An error reply is returned as its redis.Error, a refused
+// command as its *Refusal; a failed
 // connection as its error; a ctx that ended before the reply as ctx's
 // error (context.DeadlineExceeded for a deadline that passed). A ctx that
 // has already ended returns its error and sends nothing.
