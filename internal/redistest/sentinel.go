@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,8 +167,9 @@ func (n *Node) peerAddr() string {
 // after their first hello messages (2 s): each gets a port chosen
 // beforehand, an id of its own (sentinel myid) and the others as
 // known-sentinel lines at host, where the data nodes also announce
-// themselves. When a port was taken meanwhile, the whole set starts again
-// on other ports. On error nothing is left running.
+// themselves. When a port was taken meanwhile (by a program that takes no
+// leases), the whole set starts again on other ports. On error nothing is
+// left running and nothing leased.
 func launchSentinels(be backend, conf string, cfg SentinelConfig, host string) ([]server, []serverSpec, error) {
 	var err error
 	for range launchAttempts {
@@ -200,25 +200,28 @@ func launchSentinels(be backend, conf string, cfg SentinelConfig, host string) (
 }
 
 // sentinelSpecs returns the specs of cfg.Sentinels Sentinels on distinct
-// free ports, each with conf, its own id and the others as known
-// Sentinels at host.
+// leased ports (each spec holds its lease, which launch takes over), each
+// with conf, its own id and the others as known Sentinels at host. On
+// error it holds nothing.
 func sentinelSpecs(conf string, cfg SentinelConfig, host string) ([]serverSpec, error) {
 	n := cfg.Sentinels
-	ports, ids := make([]string, n), make([]string, n)
-	for i := range n {
-		for {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			if !slices.Contains(ports[:i], port) {
-				ports[i] = port
-				break
-			}
+	leases, ids := make([]*portLease, n), make([]string, n)
+	release := func() error {
+		var err error
+		for _, l := range leases {
+			err = errors.Join(err, l.release())
 		}
+		return err
+	}
+	for i := range n {
+		l, err := leasePort()
+		if err != nil {
+			return nil, errors.Join(err, release())
+		}
+		leases[i] = l
 		id := make([]byte, 20)
 		if _, err := rand.Read(id); err != nil {
-			return nil, fmt.Errorf("sentinel id: %w", err)
+			return nil, errors.Join(fmt.Errorf("sentinel id: %w", err), release())
 		}
 		ids[i] = hex.EncodeToString(id)
 	}
@@ -229,10 +232,10 @@ func sentinelSpecs(conf string, cfg SentinelConfig, host string) ([]serverSpec, 
 		fmt.Fprintf(&b, "sentinel myid %s\n", ids[i])
 		for j := range n {
 			if j != i {
-				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s %s\n", cfg.Name, host, ports[j], ids[j])
+				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s %s\n", cfg.Name, host, leases[j].port, ids[j])
 			}
 		}
-		specs[i] = serverSpec{port: ports[i], sentinel: b.String()}
+		specs[i] = serverSpec{lease: leases[i], sentinel: b.String()}
 	}
 	return specs, nil
 }
