@@ -13,7 +13,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 )
 
-// dockerReadyTimeout bounds the wait for a started container to answer PING.
+// dockerReadyTimeout bounds the wait for a started container to be ready.
 const dockerReadyTimeout = 10 * time.Second
 
 // redisPort is the port Redis listens on inside its container.

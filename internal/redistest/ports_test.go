@@ -204,3 +204,16 @@ func infoField(t *testing.T, node *Node, field string) string {
 	require.True(t, ok, "INFO server of %s has no %s", node.Addr(), field)
 	return v
 }
+
+// TestLeasePortForTheTest checks that LeasePort holds its port until the
+// test's cleanups run.
+func TestLeasePortForTheTest(t *testing.T) {
+	t.Parallel()
+	var port string
+	t.Run("lease", func(t *testing.T) {
+		port = LeasePort(t)
+		assert.True(t, leasedElsewhere(t, leaseDir(), port), "port %s leased during the test", port)
+	})
+	require.NotEmpty(t, port, "LeasePort")
+	assert.False(t, leasedElsewhere(t, leaseDir(), port), "port %s leased after the cleanups", port)
+}
