@@ -1,8 +1,10 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -14,13 +16,42 @@ import (
 // one, and returns once its link to m is up and its sync is done.
 func (n *Node) Follow(m *Node) {
 	n.t.Helper()
+	if err := m.adopt(n); err != nil {
+		n.t.Fatalf("redistest: Follow: %v", err)
+	}
+}
+
+// Adopt makes every one of nodes a replica of n at once (REPLICAOF n on
+// each, then the waits together), as Sentinel with parallel-syncs at
+// every replica re-points the survivors of a failover at the promoted
+// one, and returns once each one's link is up and its sync is done.
+func (n *Node) Adopt(nodes ...*Node) {
+	n.t.Helper()
+	if err := n.adopt(nodes...); err != nil {
+		n.t.Fatalf("redistest: Adopt: %v", err)
+	}
+}
+
+// adopt sends REPLICAOF m to every node, then waits until each is in
+// sync with m.
+func (m *Node) adopt(nodes ...*Node) error {
 	host, port := m.srv.peer()
-	if _, err := n.Do("REPLICAOF", host, port); err != nil {
-		n.t.Fatalf("redistest: Follow: REPLICAOF %s %s on %s: %v", host, port, n.addr, err)
+	for _, r := range nodes {
+		if _, err := r.Do("REPLICAOF", host, port); err != nil {
+			return fmt.Errorf("REPLICAOF %s %s on %s: %w", host, port, r.addr, err)
+		}
 	}
-	if err := waitSynced(n.addr, syncTimeout); err != nil {
-		n.t.Fatalf("redistest: Follow: %s replicating %s: %v", n.addr, m.addr, err)
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, r := range nodes {
+		wg.Go(func() {
+			if err := waitSynced(r.addr, syncTimeout); err != nil {
+				errs[i] = fmt.Errorf("%s replicating %s: %w", r.addr, m.addr, err)
+			}
+		})
 	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // ReplOffset returns how far the node has processed its replication

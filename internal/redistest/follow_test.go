@@ -2,6 +2,9 @@ package redistest
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFollow: a failover by hand. The primary dies; the replica with the
@@ -32,5 +35,24 @@ func TestFollow(t *testing.T) {
 	waitKey(t, primary, "after", "2")
 	if v, _ := getString(t, primary, "before"); v != "1" {
 		t.Errorf("the old primary, following the promoted replica: GET before = %q, want \"1\"", v)
+	}
+}
+
+// TestAdopt: the promoted replica takes the other two at once, and WAIT
+// on it counts both.
+func TestAdopt(t *testing.T) {
+	t.Parallel()
+	primary, replicas := StartReplicated(t, 3)
+	primary.Kill()
+	promoted := replicas[0]
+	promoted.Promote()
+	promoted.Adopt(replicas[1:]...)
+	promoted.AwaitAcks(2)
+	mustDo(t, promoted, "SET", "after", "1")
+	for _, r := range replicas[1:] {
+		waitKey(t, r, "after", "1")
+		role, err := Role(r)
+		require.NoError(t, err)
+		assert.Equal(t, "slave", role, "ROLE of %s after Adopt", r.Addr())
 	}
 }
