@@ -25,7 +25,7 @@
 //   - StartSentinel(t, SentinelConfig{}): a primary, 2 replicas and 3
 //     Sentinels (the server program with --sentinel and a generated
 //     sentinel.conf: down-after-milliseconds 1000, failover-timeout 3000,
-//     the replicas and the other Sentinels known from the start, so
+//     parallel-syncs every replica, the replicas and the other Sentinels known from the start, so
 //     that a failover can begin at once), on either backend; in
 //     containers every node and Sentinel announces its bridge gateway
 //     address and published port. Sentinel.Failover runs SENTINEL

@@ -32,6 +32,11 @@ type SentinelConfig struct {
 	// A Sentinel waits twice as long before it fails the same master
 	// over again on its own (SENTINEL FAILOVER does not wait).
 	FailoverTimeout time.Duration
+	// ParallelSyncs is the Sentinels' parallel-syncs: how many replicas a
+	// failover re-points at the promoted one at a time; 0 means all of
+	// them, so that the promoted primary gets its replicas back at once
+	// (Sentinel's own default, 1, re-points one after another).
+	ParallelSyncs int
 	// SentinelUsers are ACL users of the Sentinels (user lines in
 	// sentinel.conf), besides the user default with every right and no
 	// password; the data nodes take theirs by WithACL.
@@ -58,6 +63,9 @@ func (cfg SentinelConfig) withDefaults() SentinelConfig {
 	if cfg.FailoverTimeout == 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
+	if cfg.ParallelSyncs == 0 {
+		cfg.ParallelSyncs = cfg.Replicas
+	}
 	return cfg
 }
 
@@ -74,6 +82,8 @@ func (cfg SentinelConfig) check() error {
 		return fmt.Errorf("Quorum = %d: want 1 to Sentinels (%d)", cfg.Quorum, cfg.Sentinels)
 	case cfg.DownAfter < time.Millisecond || cfg.FailoverTimeout < time.Millisecond:
 		return fmt.Errorf("DownAfter = %v, FailoverTimeout = %v: want 1ms or more", cfg.DownAfter, cfg.FailoverTimeout)
+	case cfg.ParallelSyncs < 1:
+		return fmt.Errorf("ParallelSyncs = %d: want 1 or more (0 means every replica)", cfg.ParallelSyncs)
 	}
 	return nil
 }
@@ -101,6 +111,7 @@ func sentinelConf(cfg SentinelConfig, primary string, replicas []string) (string
 	fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", cfg.Name, host, port, cfg.Quorum)
 	fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", cfg.Name, cfg.DownAfter.Milliseconds())
 	fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", cfg.Name, cfg.FailoverTimeout.Milliseconds())
+	fmt.Fprintf(&b, "sentinel parallel-syncs %s %d\n", cfg.Name, cfg.ParallelSyncs)
 	for _, r := range replicas {
 		host, port, err := net.SplitHostPort(r)
 		if err != nil {
