@@ -106,7 +106,7 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 			t.releasing.finish(p)
 		}
 	}
-	t.bg.add(len(calls))
+	t.bg.Add(len(calls))
 	for _, c := range calls {
 		go t.runNode(base, r, c.n, c.probe, op, undo)
 	}
@@ -200,7 +200,7 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 
 // runNode is the goroutine of one node in one round.
 func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
-	defer t.bg.done()
+	defer t.bg.Done()
 	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
 		r.cancel()
@@ -239,48 +239,5 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	}
 	if r.awaited != nil && r.awaited[n.index] {
 		r.undone.Done()
-	}
-}
-
-// tracker counts background goroutines for Locker.Wait.
-type tracker struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to zero; nil while n is zero
-}
-
-func (b *tracker) add(k int) {
-	if k == 0 {
-		return
-	}
-	b.mu.Lock()
-	if b.n == 0 {
-		b.idle = make(chan struct{})
-	}
-	b.n += k
-	b.mu.Unlock()
-}
-
-func (b *tracker) done() {
-	b.mu.Lock()
-	if b.n--; b.n == 0 {
-		close(b.idle)
-		b.idle = nil
-	}
-	b.mu.Unlock()
-}
-
-func (b *tracker) wait(ctx context.Context) error {
-	b.mu.Lock()
-	idle := b.idle
-	b.mu.Unlock()
-	if idle == nil {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

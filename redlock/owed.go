@@ -69,7 +69,7 @@ func (t *technique) oweCall(n *node, o owedRelease) {
 	n.owed.paying = true
 	n.owed.mu.Unlock()
 	if start {
-		t.bg.add(1)
+		t.bg.Add(1)
 		go t.pay(n) // ends when n is owed nothing, see pay
 	}
 }
@@ -80,7 +80,7 @@ func (t *technique) oweCall(n *node, o owedRelease) {
 // NodeTimeout (a frozen node). Once the Locker closes it makes one last
 // pass, none to a suspect node, so it ends within Close's bound.
 func (t *technique) pay(n *node) {
-	defer t.bg.done()
+	defer t.bg.Done()
 	wait := 5 * time.Millisecond
 	timer := time.NewTimer(0)
 	defer timer.Stop()

@@ -137,7 +137,7 @@ func (l *Locker) Wait(ctx context.Context) error {
 	if err := l.e.Line().Idle(ctx); err != nil { // clean-ups make node calls
 		return err
 	}
-	return l.t.bg.wait(ctx)
+	return l.t.bg.Wait(ctx)
 }
 
 // Close ends the notice connections, then waits for the background calls

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/background"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
@@ -30,14 +31,14 @@ type technique struct {
 	line          *line.Line // the Locker's line, which grants hands locks to (set once by New)
 	grants        grants
 	clock         clock
-	maxTTL        atomic.Int64      // the longest TTL asked for, in ns
-	bg            tracker           // background goroutines (Locker.Wait)
-	late          lateRounds        // won acquire rounds still waiting for nodes
-	releasing     releasing         // successful releases still waiting for nodes
-	getname       redisconn.Command // the restart guard's CLIENT GETNAME, built once; read-only
-	args          engine.LockerArgs // the Locker's TTL and name, boxed once
-	closing       <-chan struct{}   // the engine's Closed: owed releases are paid at once
-	left          leftWaiters       // Lock calls that gave up (Abandon): their undos requeue nothing
+	maxTTL        atomic.Int64       // the longest TTL asked for, in ns
+	bg            background.Tracker // background goroutines (Locker.Wait)
+	late          lateRounds         // won acquire rounds still waiting for nodes
+	releasing     releasing          // successful releases still waiting for nodes
+	getname       redisconn.Command  // the restart guard's CLIENT GETNAME, built once; read-only
+	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
+	closing       <-chan struct{}    // the engine's Closed: owed releases are paid at once
+	left          leftWaiters        // Lock calls that gave up (Abandon): their undos requeue nothing
 
 	// sharded: every node is a Redis Cluster, so the scripts publish on
 	// shard channels (protocol.Sharded).
