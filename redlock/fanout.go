@@ -89,11 +89,11 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		if dead != nil {
 			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: dead})
-		} else if ok, probe := n.br.admit(); ok {
+		} else if ok, probe := n.br.Admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			r.unsent = append(r.unsent, n)
-			r.put(answer{node: n.index, vote: voteFailed, err: n.br.skipped()})
+			r.put(answer{node: n.index, vote: voteFailed, err: n.br.Skipped()})
 			if p != nil {
 				r.skipped = append(r.skipped, n)
 			}

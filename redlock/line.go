@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
@@ -29,11 +28,11 @@ const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, passing on
 // a copy of the lock a release handed it meanwhile, waiting at most until
-// ctx ends. It first remembers the waiter as gone (leftWaiters), so that a
+// ctx ends. It first remembers the waiter as gone (t.left), so that a
 // late undo does not put it back. A node the leave does not reach is owed
 // it. It returns nil: redlock keeps its lines itself.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
-	t.left.add(a.Waiter, time.Now(), t.leftHorizon())
+	t.left.Add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
@@ -107,11 +106,11 @@ func lineMember(a engine.Attempt) string {
 
 // requeueOn takes back a waiter's failed attempt a on l's node: it deletes
 // the lock if it holds a's token and puts the waiter back in the line its
-// SET took it out of. For a waiter that gave up (leftWaiters) it only
+// SET took it out of. For a waiter that gave up (t.left) it only
 // deletes, and one that gave up meanwhile leaves again after it. A requeue
 // that loses its reply is owed, the leave after it included.
 func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine.Attempt) {
-	if t.left.has(a.Waiter) {
+	if t.left.Has(a.Waiter) {
 		t.releaseOn(ctx, l, keys, a.Token, plainRelease)
 		return
 	}
@@ -124,52 +123,9 @@ func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine
 		t.oweCall(l.n, owedRelease{kv: kv, requeued: &requeued{rkey: a.Key, waiter: a.Waiter, member: member}})
 		return
 	}
-	if t.left.has(a.Waiter) {
+	if t.left.Has(a.Waiter) {
 		t.leaveOp(a.Key, a.Waiter, member)(ctx, l)
 	}
-}
-
-// leftWaiters remembers for a while the Lock calls that gave up (Abandon).
-// An undo of theirs can reach a node after their leave (a Lock cut short
-// does not wait for its undos); back in line, the waiter would hold the
-// node's free lock for LineListened.
-type leftWaiters struct {
-	mu     sync.Mutex
-	byName map[string]struct{}
-	order  []leftAt // in the order they left
-}
-
-type leftAt struct {
-	name string
-	at   time.Time
-}
-
-// add remembers that name left at now, and forgets those that left more
-// than horizon ago.
-func (w *leftWaiters) add(name string, now time.Time, horizon time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for n < len(w.order) && now.Sub(w.order[n].at) > horizon {
-		delete(w.byName, w.order[n].name)
-		n++
-	}
-	w.order = append(w.order[:0], w.order[n:]...)
-	if w.byName == nil {
-		w.byName = map[string]struct{}{}
-	}
-	if _, ok := w.byName[name]; !ok { // else Abandon tried again
-		w.byName[name] = struct{}{}
-		w.order = append(w.order, leftAt{name, now})
-	}
-}
-
-// has reports whether the waiter named name left (and is not forgotten).
-func (w *leftWaiters) has(name string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.byName[name]
-	return ok
 }
 
 // leftHorizon is how long a waiter that left is remembered: an owed

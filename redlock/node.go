@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/breaker"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redisinfo"
 )
@@ -19,7 +20,7 @@ import (
 type node struct {
 	index        int
 	pipe         *redisconn.Pipeline
-	br           breaker
+	br           breaker.Breaker
 	owed         owed
 	acquirePoint string // fault points tests gate: pointAcquireOn(index)
 	releasePoint string // and pointReleaseOn(index)
@@ -29,51 +30,6 @@ type node struct {
 	// excludedUntil is when the node counts in quorums again, in ns of
 	// clock; 0 when never excluded.
 	excludedUntil atomic.Int64
-}
-
-// breaker keeps a failing node from tying up a goroutine and a connection
-// per request: after a call fails without a reply the node is suspect, and
-// until it replies again one call at a time (the probe) goes to it while
-// other requests skip it as failed. Skipping is safe: nothing is sent.
-type breaker struct {
-	suspect atomic.Bool
-	probing atomic.Bool
-	last    atomic.Pointer[error] // the failure that made the node suspect
-}
-
-// admit reports whether a call may go to the node now, and whether it is
-// the probe.
-func (b *breaker) admit() (ok, probe bool) {
-	if !b.suspect.Load() {
-		return true, false
-	}
-	if b.probing.CompareAndSwap(false, true) {
-		return true, true
-	}
-	return false, false
-}
-
-// settle records an admitted call's outcome: replied (an error reply
-// included), or failed with err.
-func (b *breaker) settle(probe, replied bool, err error) {
-	if replied {
-		b.suspect.Store(false)
-	} else {
-		last := err // copied only here: a call that replied allocates nothing
-		b.last.Store(&last)
-		b.suspect.Store(true)
-	}
-	if probe {
-		b.probing.Store(false)
-	}
-}
-
-// skipped returns the error of a request that skipped the node.
-func (b *breaker) skipped() error {
-	if last := b.last.Load(); last != nil {
-		return fmt.Errorf("skipped: the node's last call failed (%w) and a probe call is in flight", *last)
-	}
-	return errors.New("skipped: the node's last call failed and a probe call is in flight")
 }
 
 // link is one call's way to its node, through the node's Pipeline; lost
@@ -131,7 +87,7 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*
 		a = answer{vote: voteFailed, err: err, mayHold: true}
 	}
 	a.node = n.index
-	n.br.settle(probe, !l.lost, a.err)
+	n.br.Settle(probe, !l.lost, a.err)
 	return l, a
 }
 

@@ -97,7 +97,7 @@ func (t *technique) pay(n *node) {
 		}
 		n.owed.mu.Unlock()
 		if t.isClosing() {
-			if !n.br.suspect.Load() {
+			if !n.br.Suspect() {
 				t.payOnce(n, due)
 			}
 			continue
@@ -145,7 +145,7 @@ func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 		if now.After(o.until) {
 			continue
 		}
-		ok, probe := n.br.admit()
+		ok, probe := n.br.Admit()
 		if !ok {
 			return append(unpaid, due[i:]...)
 		}
@@ -153,7 +153,7 @@ func (t *technique) payOnce(n *node, due []owedRelease) []owedRelease {
 		script := cmp.Or(o.script, t.release)
 		l, _ := t.call(ctx, n, probe, func(ctx context.Context, l *link) answer {
 			a := compareVote(t.evalArgs(ctx, l, script, o.kv))
-			if q := o.requeued; q != nil && !l.lost && t.left.has(q.waiter) {
+			if q := o.requeued; q != nil && !l.lost && t.left.Has(q.waiter) {
 				t.leaveOp(q.rkey, q.waiter, q.member)(ctx, l) // it gave up since
 			}
 			return a

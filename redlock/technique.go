@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/recent"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -38,7 +38,10 @@ type technique struct {
 	getname       redisconn.Command  // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
 	closing       <-chan struct{}    // the engine's Closed: owed releases are paid at once
-	left          leftWaiters        // Lock calls that gave up (Abandon): their undos requeue nothing
+	// left is the Lock calls that gave up (Abandon), for the longest TTL:
+	// an undo of theirs that reaches a node after their leave requeues
+	// nothing, else the waiter would hold the node's free lock.
+	left recent.Set
 
 	// sharded: every node is a Redis Cluster, so the scripts publish on
 	// shard channels (protocol.Sharded).
@@ -287,7 +290,7 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 // filled in, shared by every node of a round: read-only.
 func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
-	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+	if redisconn.IsNoScript(err) {
 		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...)...)
 	}
 	return reply, err
