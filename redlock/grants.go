@@ -217,11 +217,10 @@ func (t *technique) closeGrants() {
 // the tokens differ, the validity would be gone, or (gather) too few
 // handed it within NodeTimeout. g.mu is held.
 func (t *technique) decideGrant(waiter string, w *waiting) {
-	now := t.clock.now()
 	counts := func(i int) bool {
 		n := &w.nodes[i]
 		return n.handed > 0 && n.refused != noRefusal && n.handed > n.refused && n.inflight == 0 && !n.tainted &&
-			!(t.s.guard && t.nodes[i].excluded(now))
+			!t.excluded(t.nodes[i])
 	}
 	var top int64
 	counted := 0

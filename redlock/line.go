@@ -37,7 +37,7 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
-		t.oweCall(n, owedRelease{kv: t.leaveArgs(a.Key, a.Waiter, member), script: t.abandon})
+		t.oweCall(n, t.abandon, t.leaveArgs(a.Key, a.Waiter, member), nil)
 	}
 	for range t.nodes {
 		select {
@@ -88,7 +88,7 @@ func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 		kv := t.leaveArgs(rkey, waiter, member)
 		a := compareVote(t.evalArgs(ctx, l, t.abandon, kv))
 		if l.lost {
-			t.oweCall(l.n, owedRelease{kv: kv, script: t.abandon})
+			t.oweCall(l.n, t.abandon, kv, nil)
 		}
 		return a
 	}
@@ -120,7 +120,7 @@ func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine
 		_, _ = t.evalArgs(ctx, l, t.release, kv)
 	}
 	if l.lost {
-		t.oweCall(l.n, owedRelease{kv: kv, requeued: &requeued{rkey: a.Key, waiter: a.Waiter, member: member}})
+		t.oweCall(l.n, t.release, kv, &requeued{rkey: a.Key, waiter: a.Waiter, member: member})
 		return
 	}
 	if t.left.Has(a.Waiter) {

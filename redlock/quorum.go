@@ -202,7 +202,7 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 		}
 		queued := v[0] == 0 && v[4] != noRefusal
 		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1, queued: queued, fenceSeen: v[4]}
-	case t.s.guard && n.excluded(t.clock.now()):
+	case t.excluded(n):
 		return answer{vote: voteExcluded, err: errRestarted, mayHold: true, prev: prevOf(v[2])}
 	}
 	return answer{vote: voteYes, mayHold: true, counter: v[1], prev: prevOf(v[2])}

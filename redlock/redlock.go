@@ -8,8 +8,10 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/owed"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
+	"github.com/lockzoo/lockzoo/internal/restartguard"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -55,13 +57,14 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		s:       s,
 		sharded: sharded == len(pools),
 		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
-		clock:   clock{origin: time.Now()},
-		getname: redisconn.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
+	t.rg = restartguard.New(t.exclusion)
 	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
-		t.nodes = append(t.nodes, &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
+		n := &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)}
+		n.owed.Suspect = n.br.Suspect
+		t.nodes = append(t.nodes, n)
 	}
 	// Waiters listen on every node: a release notifies the head of that
 	// node's line.
@@ -69,7 +72,8 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.line, t.closing = e.Line(), e.Closed()
+	t.line = e.Line()
+	t.payer = owed.Payer{Timeout: s.nodeTimeout, Closing: e.Closed(), BG: &t.bg}
 	cfg.Config = e.Config()
 	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout

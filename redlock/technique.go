@@ -12,9 +12,11 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
+	"github.com/lockzoo/lockzoo/internal/owed"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/recent"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
+	"github.com/lockzoo/lockzoo/internal/restartguard"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -30,14 +32,13 @@ type technique struct {
 	extend        *redisconn.Script
 	line          *line.Line // the Locker's line, which grants hands locks to (set once by New)
 	grants        grants
-	clock         clock
+	rg            *restartguard.Guard
 	maxTTL        atomic.Int64       // the longest TTL asked for, in ns
 	bg            background.Tracker // background goroutines (Locker.Wait)
 	late          lateRounds         // won acquire rounds still waiting for nodes
 	releasing     releasing          // successful releases still waiting for nodes
-	getname       redisconn.Command  // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
-	closing       <-chan struct{}    // the engine's Closed: owed releases are paid at once
+	payer         owed.Payer         // pays the releases the nodes are owed
 	// left is the Lock calls that gave up (Abandon), for the longest TTL:
 	// an undo of theirs that reaches a node after their leave requeues
 	// nothing, else the waiter would hold the node's free lock.
@@ -248,7 +249,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	kv := append(t.extend.Args(3), heldKeys(h)[0], h.Value, ttl.Milliseconds())
 	pexpire := func(ctx context.Context, l *link) answer {
 		a := compareVote(t.evalArgs(ctx, l, t.extend, kv))
-		if a.vote == voteYes && t.s.guard && l.n.excluded(t.clock.now()) {
+		if a.vote == voteYes && t.excluded(l.n) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
 		return a
