@@ -103,7 +103,7 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	if len(calls) == 0 {
 		r.cancel()
 		if p != nil {
-			t.releasing.finish(p)
+			t.releasing.Finish(p)
 		}
 	}
 	t.bg.Add(len(calls))
@@ -204,9 +204,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
 		r.cancel()
-		t.late.finish(r)
+		t.late.Finish(r)
 		if r.releasing != nil {
-			t.releasing.finish(r.releasing)
+			t.releasing.Finish(r.releasing)
 		}
 	}
 	r.put(a)
@@ -229,7 +229,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 		// The lease's release came here before our SET: delete it now.
 		after = func(ctx context.Context, l *link) {
-			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.name)
+			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.Name())
 		}
 	}
 	if after != nil {

@@ -117,7 +117,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
 	r.late.watch(a.Key, len(t.nodes))
-	t.late.track(a.Token, r)
+	t.late.Track(a.Token, r)
 	r.decide(false)
 	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
 }
@@ -131,7 +131,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	}
 	var prevLate *round // the round that took prev, if it still waits for nodes
 	if prev != "" {
-		prevLate = t.late.lookup(prev)
+		prevLate = t.late.Lookup(prev)
 	}
 	// Built once for every node and read-only from here on; the optional
 	// last argument is a lock to release first.
@@ -143,7 +143,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	var kvPending []any
 	if prev != "" {
 		kv = append(kv, prev)
-	} else if pending = t.releasing.lookup(a.Key); pending != nil {
+	} else if pending = t.releasing.Lookup(a.Key); pending != nil {
 		// Where our release is still on its way, delete its lock first.
 		kvPending = append(kv, pending.token)
 	}
@@ -201,7 +201,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	if h.Keys == nil {
 		t.settleDelivered(h.Value) // a lock handed off by the nodes (grants)
 	}
-	late := t.late.lookup(h.Value)
+	late := t.late.Lookup(h.Value)
 	kv := append(append(t.release.Args(5), heldKeys(h)...), h.Value)
 	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, l *link) answer {
@@ -222,7 +222,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	tl := newTally(len(t.nodes), t.s.quorum)
 	cause := r.collectInto(ctx, &tl, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
-		t.releasing.track(h.Key, pending) // spent, with nodes still to answer
+		t.releasing.Track(h.Key, pending) // spent, with nodes still to answer
 	}
 	r.decide(cause != nil || !tl.won())
 	if cause == nil && !tl.won() {
