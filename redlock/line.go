@@ -16,21 +16,16 @@ var releaseSource string
 
 // LineStale is how long a waiter may go without an attempt before a node
 // drops it from its line (protocol.Stale), unless its Locker listens there
-// (LineListened). Lock attempts at least every LineStale/2, so a live
-// waiter keeps its place and a dead one holds a free lock back at most
-// LineStale.
+// (LineListened). Lock attempts at least every LineStale/2.
 const LineStale = protocol.Stale
 
 // LineListened is LineStale for a waiter whose Locker listens for notices
-// on the node (PUBSUB NUMSUB counts it, protocol.Listened): such a waiter
-// sleeps until a notice, or LineListened/2.
+// on the node (protocol.Listened).
 const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, passing on
-// a copy of the lock a release handed it meanwhile, waiting at most until
-// ctx ends. It first remembers the waiter as gone (t.left), so that a
-// late undo does not put it back. A node the leave does not reach is owed
-// it. It returns nil: redlock keeps its lines itself.
+// a copy of the lock handed to it meanwhile; it waits at most until ctx
+// ends, and a node the leave does not reach is owed it. It returns nil.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	t.left.Add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
@@ -49,18 +44,16 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveOn returns the step that takes a round's winner (a) out of the line
-// of a node whose refusal queued it: left there, it would keep that node's
-// lock for itself, or be handed a copy nobody releases.
+// leaveOn takes a round's winner (a) out of the line of a node whose
+// refusal queued it, where it would be handed a copy nobody releases.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
 	return func(ctx context.Context, l *link) {
 		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
 	}
 }
 
-// leaveNodes takes waiter, which a quorum of other nodes handed the lock of
-// rkey (grants), out of the lines of nodes in the background, passing on a
-// copy handed to it there.
+// leaveNodes takes waiter, which a quorum of other nodes handed rkey's lock
+// (grants), out of the lines of nodes in the background.
 func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
 	if len(nodes) == 0 {
 		return
@@ -69,9 +62,8 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
 }
 
-// passOnNodes releases in the background the copies of rkey's lock handed
-// to waiter, a Lock call that no longer waits, on nodes: each passes its
-// copy on to the head of its line (release.lua).
+// passOnNodes releases in the background the copies of rkey's lock that
+// nodes handed to waiter, which no longer waits: each passes it on.
 func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 	keys := keysOf(rkey)
 	release := func(ctx context.Context, l *link) answer {
@@ -105,10 +97,8 @@ func lineMember(a engine.Attempt) string {
 }
 
 // requeueOn takes back a waiter's failed attempt a on l's node: it deletes
-// the lock if it holds a's token and puts the waiter back in the line its
-// SET took it out of. For a waiter that gave up (t.left) it only
-// deletes, and one that gave up meanwhile leaves again after it. A requeue
-// that loses its reply is owed, the leave after it included.
+// a's lock and puts the waiter back in line, unless it gave up (t.left),
+// before or meanwhile. A requeue that loses its reply is owed.
 func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine.Attempt) {
 	if t.left.Has(a.Waiter) {
 		t.releaseOn(ctx, l, keys, a.Token, plainRelease)
@@ -141,13 +131,11 @@ type handing struct {
 	tl tally
 }
 
-// HandOff hands the lock h holds to next, a waiter of the same Locker, in
-// one round: every node's acquire script deletes h's lock and then makes
-// next's attempt. It returns what next got (its lock, when its attempt
-// succeeded as Acquire would), and
-// the release's outcome: nil once a quorum deleted h's lock (or no quorum
-// can still hold it), strategy.ErrNotHeld when too many nodes did not hold
-// it, else the nodes' failures; it may wait for late nodes.
+// HandOff hands h's lock to next, a waiter of the same Locker, in one
+// round: every node's acquire script deletes h's lock, then makes next's
+// attempt. It returns what next got, and the release's outcome: nil once
+// a quorum deleted h's lock (or no quorum can still hold it),
+// strategy.ErrNotHeld when too many did not hold it, else the failures.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
 	passed := engine.Passed{Taken: err == nil, Acquired: g}

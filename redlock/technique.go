@@ -39,21 +39,14 @@ type technique struct {
 	releasing     releasing          // successful releases still waiting for nodes
 	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
 	payer         owed.Payer         // pays the releases the nodes are owed
-	// left is the Lock calls that gave up (Abandon), for the longest TTL:
-	// an undo of theirs that reaches a node after their leave requeues
-	// nothing, else the waiter would hold the node's free lock.
-	left recent.Set
-
-	// sharded: every node is a Redis Cluster, so the scripts publish on
-	// shard channels (protocol.Sharded).
-	sharded bool
+	left          recent.Set         // Lock calls that gave up (Abandon): a late undo requeues nothing
+	sharded       bool               // every node a Redis Cluster: notices on shard channels
 }
 
 // keysOf is the lock key's keys as the scripts take them.
 func keysOf(key string) []any { return protocol.KeysOf(key).All() }
 
-// heldKeys is h's keys, boxed at its acquire, or built for a lock handed
-// off or taken back.
+// heldKeys is h's keys, boxed at its acquire, or built.
 func heldKeys(h engine.Held) []any {
 	if len(h.Keys) == 4 {
 		return h.Keys
@@ -70,9 +63,8 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 	return g, err
 }
 
-// acquire is Acquire, with every node first releasing the lock held with
-// token prev when prev is not empty (HandOff). It also returns the round
-// and its tally (zero when no round was sent).
+// acquire is Acquire, every node first releasing the lock of token prev
+// when prev is not empty (HandOff). It also returns the round and tally.
 func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
@@ -133,8 +125,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	if prev != "" {
 		prevLate = t.late.Lookup(prev)
 	}
-	// Built once for every node and read-only from here on; the optional
-	// last argument is a lock to release first.
+	// Read-only once built; the optional last argument is a lock to release first.
 	k := protocol.KeysOf(a.Key)
 	kv := append(t.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
 		a.Token, t.args.TTL(a.TTL), a.Waiter, waits, a.Arrived.UnixMicro(), t.args.Locker(a.Locker))
@@ -178,9 +169,8 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	return r, keys
 }
 
-// validityTimer returns a channel that fires once budget ran out, when a
-// node could still answer after that (else nil, which never fires), and
-// its stop.
+// validityTimer returns a channel that fires once budget ran out (nil
+// when no node can answer that late), and its stop.
 func (t *technique) validityTimer(budget time.Duration) (<-chan time.Time, func() bool) {
 	if t.s.nodeTimeout < budget {
 		return nil, func() bool { return false }
@@ -237,9 +227,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	return nil
 }
 
-// Extend runs the compare-and-PEXPIRE script on every node and needs a
-// quorum of nodes that still held our token, within the new validity;
-// nodes the restart guard excludes do not count.
+// Extend runs compare-and-PEXPIRE on every node and needs a quorum that
+// held our token (the restart guard's excluded do not count).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, fmt.Errorf("extend: %w", err)
@@ -271,11 +260,10 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	return engine.Acquired{Validity: validity}, nil
 }
 
-// releaseOn deletes the lock on l's node if it still holds token; keys are
-// the lock's (keysOf). requeue, when given (the waiter's ticket and line
-// member), puts the waiter back in the node's line. When l is lost, or
-// loses this reply, the release is owed (owe). Errors are dropped: the
-// lock expires at its TTL anyway.
+// releaseOn deletes the lock (keys) on l's node if it holds token;
+// requeue (a waiter's ticket and member) puts the waiter back in line.
+// When l is lost, or loses this reply, the release is owed. Errors are
+// dropped: the lock expires at its TTL anyway.
 func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token string, requeue ...any) {
 	if !l.lost {
 		kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
@@ -286,9 +274,8 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 	t.owe(l.n, keys, token, requeue...)
 }
 
-// evalArgs runs s on l's node with EVALSHA, and with EVAL when the node
-// does not have it cached (NOSCRIPT), both through exchange. kv is s.Args
-// filled in, shared by every node of a round: read-only.
+// evalArgs runs s with kv (s.Args filled in, read-only) on l's node:
+// EVALSHA, and EVAL on NOSCRIPT.
 func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
 	if redisconn.IsNoScript(err) {
@@ -297,8 +284,7 @@ func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, 
 	return reply, err
 }
 
-// compareVote turns a compare script's reply (1 done, 0 not ours) into a
-// vote.
+// compareVote reads a compare script's reply: 1 done, 0 not ours.
 func compareVote(reply any, err error) answer {
 	n, err := redis.Int(reply, err)
 	switch {
