@@ -11,7 +11,7 @@ import (
 // Defaults applied by New to the zero fields of Config.
 const (
 	// DefaultDriftFactor is the share of the TTL set aside for clock
-	// drift, as in the Redis documentation's reference implementation.
+	// drift, as in the Redis documentation.
 	DefaultDriftFactor = 0.01
 	// DriftFloor is added to every drift allowance: the millisecond
 	// resolution of Redis expiries.
@@ -25,10 +25,8 @@ const (
 )
 
 // DefaultRetry returns the policy Lock uses when Config.Retry is nil:
-// Exponential(DefaultRetryMin, DefaultRetryMax). It is slower than
-// strategy.DefaultRetry because every attempt costs a call to every node,
-// and waiters are woken by release notices, the timer being the fallback
-// for a lost one.
+// Exponential(DefaultRetryMin, DefaultRetryMax), slower than
+// strategy.DefaultRetry since waiters wake on release notices.
 func DefaultRetry() strategy.Retry { return strategy.Exponential(DefaultRetryMin, DefaultRetryMax) }
 
 // Config shapes a redlock Locker. Every zero field takes its default.
@@ -36,28 +34,19 @@ type Config struct {
 	// Config holds the settings every technique shares. A nil Retry means
 	// DefaultRetry.
 	strategy.Config
-
 	// Quorum is how many nodes must grant the lock; zero means
-	// len(pools)/2+1. Below a majority two clients can hold the lock at
-	// once (Quorum 1 is article 003's broken sample).
+	// len(pools)/2+1. Below a majority two clients can hold the lock.
 	Quorum int
-
 	// DriftFactor is the share of the TTL subtracted from the validity for
-	// clock drift; zero means DefaultDriftFactor. The validity is
-	// TTL - elapsed - (TTL*DriftFactor + DriftFloor).
+	// clock drift; zero means DefaultDriftFactor.
 	DriftFactor float64
-
-	// NodeTimeout bounds every call to one node (connection, write, read);
-	// zero means TTL/10 within [MinNodeTimeout, MaxNodeTimeout]. A decision
-	// never waits for it once a quorum answered; too short a timeout turns
-	// a GC pause or CPU starvation into node failures.
+	// NodeTimeout bounds every call to one node; zero means TTL/10 within
+	// [MinNodeTimeout, MaxNodeTimeout]. Too short a timeout turns a GC
+	// pause or CPU starvation into node failures.
 	NodeTimeout time.Duration
-
-	// DisableRestartGuard switches off the restart guard (see the package
-	// documentation). The zero value keeps it on; switch it off only to
-	// show what a restarted node without persistence does to Redlock.
-	// It is off on a Locker whose nodes include a Redis Cluster (a
-	// cluster.Pool), which is many servers behind one node.
+	// DisableRestartGuard switches off the restart guard, only to show what
+	// a restarted node without persistence does. It is always off on a
+	// Locker whose nodes include a Redis Cluster (a cluster.Pool).
 	DisableRestartGuard bool
 }
 

@@ -16,8 +16,7 @@ type undoOp func(ctx context.Context, l *link)
 
 // round is one request sent to every node in parallel, a goroutine per
 // node. The caller reads answers until it can decide, then publishes the
-// decision (decide); goroutines whose node answers later finish their call
-// and undo it if the round failed.
+// decision; a late node's goroutine undoes its call if the round failed.
 type round struct {
 	answers chan answer   // buffered for every node
 	decided chan struct{} // closed once failed is set
@@ -32,8 +31,8 @@ type round struct {
 	awaited []bool
 	undone  sync.WaitGroup
 
-	// refused, set before a won decision, runs on every node that refused
-	// (or whose lost answer may have queued the waiter), after its answer.
+	// refused, set before a won decision, runs on every node whose answer
+	// (a refusal, or lost) may have queued the waiter.
 	refused undoOp
 
 	late lateState // the round's part in technique.late
@@ -55,17 +54,15 @@ type round struct {
 }
 
 // fanOut starts op on each of nodes and returns the round; the caller must
-// then call decide exactly once. A caller whose ctx ended sends nothing:
-// every node answers with ctx's error. Each goroutine ends on its own: its
-// request and its undo are bounded by NodeTimeout, and run under ctx's
-// values but not its cancellation, so that a caller giving up cannot
-// abort a request that may have taken the lock (Locker.Wait waits).
+// call decide once. A caller whose ctx ended sends nothing. Each request
+// and undo is bounded by NodeTimeout and runs under ctx's values but not
+// its cancellation: a caller giving up cannot abort a request that may
+// have taken the lock (Locker.Wait waits for them).
 func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
 	return t.fanOutThen(ctx, nodes, op, undo, nil)
 }
 
-// fanOutThen is fanOut for a release round, which stops tracking p once
-// every request it sent was answered.
+// fanOutThen is fanOut for a release round p (see releasing).
 func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
@@ -89,11 +86,11 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		if dead != nil {
 			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: dead})
-		} else if ok, probe := n.br.admit(); ok {
+		} else if ok, probe := n.br.Admit(); ok {
 			calls = append(calls, admitted{n, probe})
 		} else {
 			r.unsent = append(r.unsent, n)
-			r.put(answer{node: n.index, vote: voteFailed, err: n.br.skipped()})
+			r.put(answer{node: n.index, vote: voteFailed, err: n.br.Skipped()})
 			if p != nil {
 				r.skipped = append(r.skipped, n)
 			}
@@ -103,7 +100,7 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	if len(calls) == 0 {
 		r.cancel()
 		if p != nil {
-			t.releasing.finish(p)
+			t.releasing.Finish(p)
 		}
 	}
 	t.bg.Add(len(calls))
@@ -113,9 +110,9 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 	return r
 }
 
-// releaseDone publishes that the release round r's Release returned, and
-// whether its lease is spent: then the skipped nodes, and those whose
-// release lost its reply (runNode), are owed the release.
+// releaseDone publishes that r's Release returned, and whether the lease
+// is spent: then skipped nodes, and those whose reply was lost, are owed
+// the release.
 func (t *technique) releaseDone(r *round, spent bool) {
 	r.spent = spent
 	close(r.ended)
@@ -143,8 +140,8 @@ func (r *round) decide(failed bool) {
 }
 
 // failAndUndo publishes a failed decision and, with wait, waits until the
-// nodes that granted the lock before it (tl.granted) released it, so that
-// a retry right after does not run into this attempt's leftovers.
+// nodes that granted the lock (tl.granted) released it, so that a retry
+// does not run into this attempt's leftovers.
 func (r *round) failAndUndo(tl *tally, wait bool) {
 	if !wait {
 		r.decide(true)
@@ -183,9 +180,9 @@ func (r *round) collectInto(ctx context.Context, tl *tally, giveUp <-chan time.T
 }
 
 // settle reads more answers of a lost round until they tell whether
-// refusals alone ruled the quorum out, which picks the caller's error;
-// with all, until every node answered unless refusals decide first. It
-// returns ctx.Err() only when ctx ends; nodes answer within NodeTimeout.
+// refusals alone ruled the quorum out (which picks the error); with all,
+// until every node answered unless refusals decide first. It returns
+// ctx.Err() when ctx ends.
 func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 	for !tl.refusedByQuorum() && tl.pending() > 0 && (all || tl.refused+tl.pending() > tl.n-tl.quorum) {
 		select {
@@ -204,9 +201,9 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
 		r.cancel()
-		t.late.finish(r)
+		t.late.Finish(r)
 		if r.releasing != nil {
-			t.releasing.finish(r.releasing)
+			t.releasing.Finish(r.releasing)
 		}
 	}
 	r.put(a)
@@ -229,7 +226,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 	case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 		// The lease's release came here before our SET: delete it now.
 		after = func(ctx context.Context, l *link) {
-			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.name)
+			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.Name())
 		}
 	}
 	if after != nil {

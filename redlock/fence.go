@@ -75,25 +75,13 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 	// Nothing to undo: a failed acquire releases every node afterwards.
 	r := t.fanOut(ctx, behind, raise, nil)
 	defer r.decide(false)
-	need, done, failed := t.s.quorum-atF, 0, 0
-	errs := []error{errWriteBack}
-	for done < need {
-		if len(behind)-failed < need {
-			return 0, fmt.Errorf("%d of %d nodes raised their counter to %d, %d needed: %w", done, len(behind), f, need, joined(errs))
-		}
-		select {
-		case v := <-r.answers:
-			if v.vote == voteYes {
-				done++
-			} else {
-				failed++
-				errs = append(errs, fmt.Errorf("node %d: %w", v.node, v.err))
-			}
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-giveUp:
-			return 0, errValidity
-		}
+	wb := newTally(len(behind), t.s.quorum-atF)
+	if err := r.collectInto(ctx, &wb, giveUp); err != nil {
+		return 0, err
+	}
+	if !wb.won() {
+		return 0, fmt.Errorf("%d of %d nodes raised their counter to %d, %d needed: %w",
+			wb.yes, len(behind), f, wb.quorum, joined(append([]error{errWriteBack}, wb.errs...)))
 	}
 	return uint64(f), nil
 }

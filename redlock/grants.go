@@ -8,10 +8,9 @@ import (
 	"github.com/lockzoo/lockzoo/internal/line"
 )
 
-// grants collects the hand-offs the nodes' releases made to this Locker's
-// waiting Lock calls, and hands a waiter the lock once a quorum of nodes
-// did, without an acquire round, or tells it to attempt (decideGrant). The
-// rules are in docs/redlock.md, "Hand-offs between Lockers".
+// grants collects the nodes' hand-offs to this Locker's waiting Lock
+// calls, and hands a waiter the lock once a quorum did, or tells it to
+// attempt (decideGrant): docs/redlock.md, "Hand-offs between Lockers".
 type grants struct {
 	mu       sync.Mutex
 	byWaiter map[string]*waiting
@@ -65,9 +64,8 @@ func (g *grants) recycle(w *waiting) {
 	g.free.Put(w)
 }
 
-// beginGrant records a Lock call's attempt a, sent at start. Its own
-// attempt starts a new count; every request is in flight until
-// answeredGrant.
+// beginGrant records a Lock call's attempt a, sent at start; each
+// request is in flight until answeredGrant.
 func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	if !a.Waits {
 		return grantAttempt{}
@@ -103,9 +101,9 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	return grantAttempt{waiter: a.Waiter, try: try}
 }
 
-// answeredGrant records node's answer v to ga (a zero answer for a request
-// never sent): a refusal of the latest attempt that queued the waiter, or
-// another attempt's answer that may have taken a copy (tainted).
+// answeredGrant records node's answer v to ga (zero: never sent): a
+// refusal that queued the waiter, or another attempt's that may have
+// taken a copy (tainted).
 func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	if ga.waiter == "" {
 		return
@@ -130,9 +128,8 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	}
 }
 
-// LockEnded forgets waiter, whose Lock call ended (line.Quorum),
-// passing on the copies nodes handed it; one delivered a quorum's
-// hand-off stays until it is settled.
+// LockEnded forgets waiter, whose Lock call ended (line.Quorum), passing
+// on the copies handed to it, unless a quorum's hand-off was delivered.
 func (t *technique) LockEnded(rkey, waiter string) {
 	g := &t.grants
 	g.mu.Lock()
@@ -150,8 +147,8 @@ func (t *technique) LockEnded(rkey, waiter string) {
 }
 
 // NodeHandOff records that node handed rkey's lock to waiter with token
-// fence (line.Quorum). A copy handed to a Lock call that no
-// longer waits is passed on, on that node alone.
+// fence (line.Quorum); a copy for a Lock call that no longer waits is
+// passed on.
 func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 	if node < 0 || node >= len(t.nodes) {
 		return
@@ -171,10 +168,9 @@ func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 	}
 }
 
-// settleDelivered ends the hand-off delivered to waiter, if recorded: the
-// waiter leaves the lines of the nodes that did not hand it their copy,
-// in the background. It runs when the lease is released, or NodeTimeout
-// after the delivery.
+// settleDelivered ends the hand-off delivered to waiter: it leaves the
+// lines of the nodes that did not hand it theirs. It runs at the release,
+// or NodeTimeout after the delivery.
 func (t *technique) settleDelivered(waiter string) {
 	g := &t.grants
 	g.mu.Lock()
@@ -213,15 +209,14 @@ func (t *technique) closeGrants() {
 }
 
 // decideGrant hands the lock to the waiter once a quorum of counted nodes
-// handed it theirs with one token; it tells the waiter to attempt when
-// the tokens differ, the validity would be gone, or (gather) too few
-// handed it within NodeTimeout. g.mu is held.
+// handed it theirs with one token; else it tells the waiter to attempt
+// (tokens differ, validity gone, or too few within NodeTimeout). g.mu is
+// held.
 func (t *technique) decideGrant(waiter string, w *waiting) {
-	now := t.clock.now()
 	counts := func(i int) bool {
 		n := &w.nodes[i]
 		return n.handed > 0 && n.refused != noRefusal && n.handed > n.refused && n.inflight == 0 && !n.tainted &&
-			!(t.s.guard && t.nodes[i].excluded(now))
+			!t.excluded(t.nodes[i])
 	}
 	var top int64
 	counted := 0

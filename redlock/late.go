@@ -2,76 +2,28 @@ package redlock
 
 import (
 	"strconv"
-	"sync"
 	"sync/atomic"
+
+	"github.com/lockzoo/lockzoo/internal/inflight"
 )
-
-// inflight tracks, by name, rounds that still wait for some nodes' answers.
-type inflight[T interface {
-	comparable
-	entry() *tracked
-}] struct {
-	mu sync.Mutex
-	m  map[string]T
-}
-
-// tracked is a round's state in an inflight, guarded by its mu.
-type tracked struct {
-	name     string // the name it is tracked under
-	in       bool   // in the map
-	finished bool   // every node answered: never tracked again
-}
-
-// track makes v name's round, unless every node answered already.
-func (f *inflight[T]) track(name string, v T) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e := v.entry()
-	if e.finished {
-		return
-	}
-	if f.m == nil {
-		f.m = map[string]T{}
-	}
-	e.name, e.in = name, true
-	f.m[name] = v
-}
-
-// finish records that every node answered v, and stops tracking it.
-func (f *inflight[T]) finish(v T) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e := v.entry()
-	e.finished = true
-	if e.in && f.m[e.name] == v {
-		delete(f.m, e.name)
-	}
-}
-
-// lookup returns name's tracked round, or the zero T.
-func (f *inflight[T]) lookup(name string) T {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.m[name]
-}
 
 // lateRounds tracks, by token, the won acquire rounds still waiting for
 // slow nodes. A release can reach such a node before its SET, find nothing
 // to delete and leave the SET behind; whichever of the two answers comes
 // second (the acquire's yes, or the release's "not ours") deletes the lock
 // there again.
-type lateRounds = inflight[*round]
+type lateRounds = inflight.Map[*round]
 
 // lateState is a round's part in lateRounds; watch sets it before the
 // round's decision is published.
 type lateState struct {
-	tracked
+	inflight.Entry
 	key   string
 	nodes []atomic.Int32 // by node: nodeYes or nodeMissed; nil: not watched
 	buf   [8]atomic.Int32
 }
 
-func (r *round) entry() *tracked { return &r.late.tracked }
+func (r *round) Tracking() *inflight.Entry { return &r.late.Entry }
 
 // Per-node states of a watched round.
 const (
@@ -101,18 +53,18 @@ func (s *lateState) missed(i int) bool {
 // release on such a node deletes the released lock first (the acquire
 // script's "release first"), rather than being refused by it, leaving the
 // node's counter behind and itself in the node's line.
-type releasing = inflight[*pendingRelease]
+type releasing = inflight.Map[*pendingRelease]
 
 // pendingRelease is one release round in releasing: pending marks the
 // nodes whose answer has not come yet.
 type pendingRelease struct {
-	tracked
+	inflight.Entry
 	key, token string
 	pending    []atomic.Bool
 	buf        [8]atomic.Bool
 }
 
-func (p *pendingRelease) entry() *tracked { return &p.tracked }
+func (p *pendingRelease) Tracking() *inflight.Entry { return &p.Entry }
 
 // newPendingRelease returns a release of token at key over n nodes, every
 // node pending.

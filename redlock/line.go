@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
@@ -17,28 +16,23 @@ var releaseSource string
 
 // LineStale is how long a waiter may go without an attempt before a node
 // drops it from its line (protocol.Stale), unless its Locker listens there
-// (LineListened). Lock attempts at least every LineStale/2, so a live
-// waiter keeps its place and a dead one holds a free lock back at most
-// LineStale.
+// (LineListened). Lock attempts at least every LineStale/2.
 const LineStale = protocol.Stale
 
 // LineListened is LineStale for a waiter whose Locker listens for notices
-// on the node (PUBSUB NUMSUB counts it, protocol.Listened): such a waiter
-// sleeps until a notice, or LineListened/2.
+// on the node (protocol.Listened).
 const LineListened = protocol.Listened
 
 // Abandon takes a waiter that gave up out of every node's line, passing on
-// a copy of the lock a release handed it meanwhile, waiting at most until
-// ctx ends. It first remembers the waiter as gone (leftWaiters), so that a
-// late undo does not put it back. A node the leave does not reach is owed
-// it. It returns nil: redlock keeps its lines itself.
+// a copy of the lock handed to it meanwhile; it waits at most until ctx
+// ends, and a node the leave does not reach is owed it. It returns nil.
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
-	t.left.add(a.Waiter, time.Now(), t.leftHorizon())
+	t.left.Add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
 	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
-		t.oweCall(n, owedRelease{kv: t.leaveArgs(a.Key, a.Waiter, member), script: t.abandon})
+		t.oweCall(n, t.abandon, t.leaveArgs(a.Key, a.Waiter, member), nil)
 	}
 	for range t.nodes {
 		select {
@@ -50,18 +44,16 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveOn returns the step that takes a round's winner (a) out of the line
-// of a node whose refusal queued it: left there, it would keep that node's
-// lock for itself, or be handed a copy nobody releases.
+// leaveOn takes a round's winner (a) out of the line of a node whose
+// refusal queued it, where it would be handed a copy nobody releases.
 func (t *technique) leaveOn(a engine.Attempt) undoOp {
 	return func(ctx context.Context, l *link) {
 		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
 	}
 }
 
-// leaveNodes takes waiter, which a quorum of other nodes handed the lock of
-// rkey (grants), out of the lines of nodes in the background, passing on a
-// copy handed to it there.
+// leaveNodes takes waiter, which a quorum of other nodes handed rkey's lock
+// (grants), out of the lines of nodes in the background.
 func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
 	if len(nodes) == 0 {
 		return
@@ -70,9 +62,8 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
 }
 
-// passOnNodes releases in the background the copies of rkey's lock handed
-// to waiter, a Lock call that no longer waits, on nodes: each passes its
-// copy on to the head of its line (release.lua).
+// passOnNodes releases in the background the copies of rkey's lock that
+// nodes handed to waiter, which no longer waits: each passes it on.
 func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 	keys := keysOf(rkey)
 	release := func(ctx context.Context, l *link) answer {
@@ -89,7 +80,7 @@ func (t *technique) leaveOp(rkey, waiter, member string) nodeOp {
 		kv := t.leaveArgs(rkey, waiter, member)
 		a := compareVote(t.evalArgs(ctx, l, t.abandon, kv))
 		if l.lost {
-			t.oweCall(l.n, owedRelease{kv: kv, script: t.abandon})
+			t.oweCall(l.n, t.abandon, kv, nil)
 		}
 		return a
 	}
@@ -106,12 +97,10 @@ func lineMember(a engine.Attempt) string {
 }
 
 // requeueOn takes back a waiter's failed attempt a on l's node: it deletes
-// the lock if it holds a's token and puts the waiter back in the line its
-// SET took it out of. For a waiter that gave up (leftWaiters) it only
-// deletes, and one that gave up meanwhile leaves again after it. A requeue
-// that loses its reply is owed, the leave after it included.
+// a's lock and puts the waiter back in line, unless it gave up (t.left),
+// before or meanwhile. A requeue that loses its reply is owed.
 func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine.Attempt) {
-	if t.left.has(a.Waiter) {
+	if t.left.Has(a.Waiter) {
 		t.releaseOn(ctx, l, keys, a.Token, plainRelease)
 		return
 	}
@@ -121,55 +110,12 @@ func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine
 		_, _ = t.evalArgs(ctx, l, t.release, kv)
 	}
 	if l.lost {
-		t.oweCall(l.n, owedRelease{kv: kv, requeued: &requeued{rkey: a.Key, waiter: a.Waiter, member: member}})
+		t.oweCall(l.n, t.release, kv, &requeued{rkey: a.Key, waiter: a.Waiter, member: member})
 		return
 	}
-	if t.left.has(a.Waiter) {
+	if t.left.Has(a.Waiter) {
 		t.leaveOp(a.Key, a.Waiter, member)(ctx, l)
 	}
-}
-
-// leftWaiters remembers for a while the Lock calls that gave up (Abandon).
-// An undo of theirs can reach a node after their leave (a Lock cut short
-// does not wait for its undos); back in line, the waiter would hold the
-// node's free lock for LineListened.
-type leftWaiters struct {
-	mu     sync.Mutex
-	byName map[string]struct{}
-	order  []leftAt // in the order they left
-}
-
-type leftAt struct {
-	name string
-	at   time.Time
-}
-
-// add remembers that name left at now, and forgets those that left more
-// than horizon ago.
-func (w *leftWaiters) add(name string, now time.Time, horizon time.Duration) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for n < len(w.order) && now.Sub(w.order[n].at) > horizon {
-		delete(w.byName, w.order[n].name)
-		n++
-	}
-	w.order = append(w.order[:0], w.order[n:]...)
-	if w.byName == nil {
-		w.byName = map[string]struct{}{}
-	}
-	if _, ok := w.byName[name]; !ok { // else Abandon tried again
-		w.byName[name] = struct{}{}
-		w.order = append(w.order, leftAt{name, now})
-	}
-}
-
-// has reports whether the waiter named name left (and is not forgotten).
-func (w *leftWaiters) has(name string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.byName[name]
-	return ok
 }
 
 // leftHorizon is how long a waiter that left is remembered: an owed
@@ -185,13 +131,11 @@ type handing struct {
 	tl tally
 }
 
-// HandOff hands the lock h holds to next, a waiter of the same Locker, in
-// one round: every node's acquire script deletes h's lock and then makes
-// next's attempt. It returns what next got (its lock, when its attempt
-// succeeded as Acquire would), and
-// the release's outcome: nil once a quorum deleted h's lock (or no quorum
-// can still hold it), strategy.ErrNotHeld when too many nodes did not hold
-// it, else the nodes' failures; it may wait for late nodes.
+// HandOff hands h's lock to next, a waiter of the same Locker, in one
+// round: every node's acquire script deletes h's lock, then makes next's
+// attempt. It returns what next got, and the release's outcome: nil once
+// a quorum deleted h's lock (or no quorum can still hold it),
+// strategy.ErrNotHeld when too many did not hold it, else the failures.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
 	g, hd, err := t.acquire(ctx, next, h.Value)
 	passed := engine.Passed{Taken: err == nil, Acquired: g}

@@ -2,16 +2,14 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/breaker"
+	"github.com/lockzoo/lockzoo/internal/owed"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
-	"github.com/lockzoo/lockzoo/internal/redisinfo"
+	"github.com/lockzoo/lockzoo/internal/restartguard"
 )
 
 // node is one Redis master: its shared connections, its breaker, the
@@ -19,61 +17,11 @@ import (
 type node struct {
 	index        int
 	pipe         *redisconn.Pipeline
-	br           breaker
-	owed         owed
+	br           breaker.Breaker
+	owed         owed.Queue
 	acquirePoint string // fault points tests gate: pointAcquireOn(index)
 	releasePoint string // and pointReleaseOn(index)
-
-	mu    sync.Mutex // guards runID
-	runID string     // "" before the first check
-	// excludedUntil is when the node counts in quorums again, in ns of
-	// clock; 0 when never excluded.
-	excludedUntil atomic.Int64
-}
-
-// breaker keeps a failing node from tying up a goroutine and a connection
-// per request: after a call fails without a reply the node is suspect, and
-// until it replies again one call at a time (the probe) goes to it while
-// other requests skip it as failed. Skipping is safe: nothing is sent.
-type breaker struct {
-	suspect atomic.Bool
-	probing atomic.Bool
-	last    atomic.Pointer[error] // the failure that made the node suspect
-}
-
-// admit reports whether a call may go to the node now, and whether it is
-// the probe.
-func (b *breaker) admit() (ok, probe bool) {
-	if !b.suspect.Load() {
-		return true, false
-	}
-	if b.probing.CompareAndSwap(false, true) {
-		return true, true
-	}
-	return false, false
-}
-
-// settle records an admitted call's outcome: replied (an error reply
-// included), or failed with err.
-func (b *breaker) settle(probe, replied bool, err error) {
-	if replied {
-		b.suspect.Store(false)
-	} else {
-		last := err // copied only here: a call that replied allocates nothing
-		b.last.Store(&last)
-		b.suspect.Store(true)
-	}
-	if probe {
-		b.probing.Store(false)
-	}
-}
-
-// skipped returns the error of a request that skipped the node.
-func (b *breaker) skipped() error {
-	if last := b.last.Load(); last != nil {
-		return fmt.Errorf("skipped: the node's last call failed (%w) and a probe call is in flight", *last)
-	}
-	return errors.New("skipped: the node's last call failed and a probe call is in flight")
+	rg           restartguard.Node
 }
 
 // link is one call's way to its node, through the node's Pipeline; lost
@@ -92,9 +40,9 @@ func (l *link) send(ctx context.Context, cmd string, args []any) (any, error) {
 	return reply, err
 }
 
-// sendTwo runs first and second one right after the other on one
+// SendTwo runs first and second one right after the other on one
 // connection.
-func (l *link) sendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
+func (l *link) SendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
 	r1, r2, err := l.n.pipe.DoTwo(ctx, first, second)
 	l.note(err)
 	return r1, r2, err
@@ -131,107 +79,21 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*
 		a = answer{vote: voteFailed, err: err, mayHold: true}
 	}
 	a.node = n.index
-	n.br.settle(probe, !l.lost, a.err)
+	n.br.Settle(probe, !l.lost, a.err)
 	return l, a
 }
 
-// clientName marks the connections the restart guard has checked; a
-// connection without it is new and may lead to a restarted node.
-const clientName = "lockzoo-redlock"
-
-// clock gives monotonic instants as durations since origin, to fit in an
-// atomic.Int64.
-type clock struct{ origin time.Time }
-
-func (c clock) now() int64 { return int64(time.Since(c.origin)) }
-
-// excluded reports whether the restart guard leaves n out of quorums at now.
-func (n *node) excluded(now int64) bool { return now < n.excludedUntil.Load() }
-
-// saw records the run_id a new connection found on n; when it changed, the
-// node restarted and is excluded until now+hold. It reports a restart.
-func (n *node) saw(runID string, now int64, hold time.Duration) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	restarted := n.runID != "" && n.runID != runID
-	n.runID = runID
-	if until := now + int64(hold); restarted && until > n.excludedUntil.Load() {
-		n.excludedUntil.Store(until)
-	}
-	return restarted
-}
-
-// exchange runs one command on l's node. With the restart guard on, CLIENT
-// GETNAME travels right before it on the same connection, so a known
-// connection costs one round trip; a new one costs one more (learn).
+// exchange runs one command on l's node; with the restart guard on,
+// through it (restartguard.Guard.Exchange).
 func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...any) (any, error) {
 	if !t.s.guard {
 		return l.send(ctx, cmd, args)
 	}
-	name, r, err := l.sendTwo(ctx, t.getname, redisconn.Command{Name: cmd, Args: args})
-	if err != nil {
-		return nil, err
-	}
-	var known bool
-	switch v := name.Value.(type) {
-	case []byte:
-		known = string(v) == clientName // compared without a string
-	case nil:
-		err = name.Err
-	default:
-		err = fmt.Errorf("unexpected reply %T", v)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("CLIENT GETNAME for the restart guard (Config.DisableRestartGuard switches it off): %w", err)
-	}
-	if !known {
-		if err := t.learn(ctx, l); err != nil {
-			return nil, ranError{err}
-		}
-	}
-	return r.Value, r.Err
+	return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
 }
 
-// ranError is a failed check of a new connection (learn) after the
-// command ran there. It never reads as redisconn.ErrNotSent, so an acquire
-// that failed so is taken back like one that lost its reply.
-type ranError struct{ err error }
-
-func (e ranError) Error() string {
-	return "the command ran, but the restart guard's check of its new connection failed: " + e.err.Error()
-}
-
-// Is reports whether the check's failure is target, unless target is
-// redisconn.ErrNotSent.
-func (e ranError) Is(target error) bool {
-	return target != redisconn.ErrNotSent && errors.Is(e.err, target)
-}
-
-// learn checks a new connection in one round trip: it reads the server's
-// run_id (INFO server), names the connection, and updates the node
-// (node.saw). Concurrent callers may each learn: redundant but harmless.
-func (t *technique) learn(ctx context.Context, l *link) error {
-	info, named, err := l.sendTwo(ctx, redisconn.Command{Name: "INFO", Args: []any{"server"}}, redisconn.Command{Name: "CLIENT", Args: []any{"SETNAME", clientName}})
-	if err != nil {
-		return err
-	}
-	text, err := redis.String(info.Value, info.Err)
-	if err != nil {
-		return fmt.Errorf("INFO server for the restart guard: %w", err)
-	}
-	if named.Err != nil {
-		return fmt.Errorf("CLIENT SETNAME for the restart guard: %w", named.Err)
-	}
-	id := runID(text)
-	if id == "" {
-		return errors.New("INFO server has no run_id for the restart guard")
-	}
-	l.n.saw(id, t.clock.now(), t.exclusion())
-	return nil
-}
-
-// runID returns the run_id field of an INFO reply, or "".
-func runID(info string) string { return strings.TrimSpace(redisinfo.Fields(info)["run_id"]) }
+// excluded reports whether the restart guard leaves n out of quorums now.
+func (t *technique) excluded(n *node) bool { return t.s.guard && t.rg.Excluded(&n.rg) }
 
 // exclusion is how long a restarted node stays out of quorums: the
 // longest TTL this Locker used, plus its drift allowance.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
 // vote is what one node said to one request.
@@ -67,7 +65,7 @@ func (t *tally) add(a answer) {
 	case prevAbsent:
 		t.notHanded++
 	}
-	if a.vote == voteYes || a.vote == voteExcluded {
+	if a.mayHold && (a.vote == voteYes || a.vote == voteExcluded) { // an acquire's SET
 		if t.granted == nil {
 			t.granted = make([]bool, t.n)
 		}
@@ -177,62 +175,3 @@ var (
 	errValidity  = errors.New("quorum reached after the lock's validity ran out")
 	errRestarted = errors.New("node restarted recently; the restart guard leaves it out of quorums for one TTL")
 )
-
-// acquireVote turns an acquire script's reply into a vote, applying the
-// restart guard.
-func (t *technique) acquireVote(n *node, reply any, err error) answer {
-	if err != nil {
-		// The SET may have run, unless it was never sent.
-		return answer{vote: voteFailed, err: err, mayHold: !errors.Is(err, redisconn.ErrNotSent)}
-	}
-	v, ok := acquireReply(reply)
-	switch {
-	case !ok || v[0] < 0 || v[0] > 2:
-		return answer{vote: voteFailed, err: fmt.Errorf("acquire script replied %v", reply), mayHold: true}
-	case v[0] != 1:
-		var remaining time.Duration
-		if v[1] >= 0 { // -1: the holder's key has no expiry
-			remaining = time.Duration(max(v[1], 1)) * time.Millisecond
-		}
-		if v[0] == 2 && (remaining == 0 || remaining > t.s.nodeTimeout) {
-			// A token of this Lock call not taken over (this attempt's
-			// own left by its undo, a later attempt's, a hand-off's): it is
-			// released within about NodeTimeout.
-			remaining = t.s.nodeTimeout
-		}
-		queued := v[0] == 0 && v[4] != noRefusal
-		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v[2]), listened: v[0] == 0 && v[3] == 1, queued: queued, fenceSeen: v[4]}
-	case t.s.guard && n.excluded(t.clock.now()):
-		return answer{vote: voteExcluded, err: errRestarted, mayHold: true, prev: prevOf(v[2])}
-	}
-	return answer{vote: voteYes, mayHold: true, counter: v[1], prev: prevOf(v[2])}
-}
-
-// prevOf reads the acquire script's "released" flag.
-func prevOf(released int64) prevState {
-	if released == 1 {
-		return prevDeleted
-	}
-	return prevAbsent
-}
-
-// acquireReply reads an acquire script's reply as {status, n, released,
-// listened, fence seen}: a bare counter is {1, counter, 0, 0, noRefusal},
-// and a shorter array ends with listened 0 and noRefusal.
-func acquireReply(reply any) ([5]int64, bool) {
-	out := [5]int64{4: noRefusal}
-	if f, ok := reply.(int64); ok {
-		out[0], out[1] = 1, f
-		return out, true
-	}
-	v, ok := reply.([]any)
-	if !ok || len(v) < 3 || len(v) > len(out) {
-		return out, false
-	}
-	for i, x := range v {
-		if out[i], ok = x.(int64); !ok {
-			return out, false
-		}
-	}
-	return out, true
-}

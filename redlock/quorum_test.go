@@ -101,14 +101,3 @@ func TestTallyFailure(t *testing.T) {
 		t.Errorf("failure() with a cause = %v, want %v", err, context.Canceled)
 	}
 }
-
-func TestRunID(t *testing.T) {
-	locktest.NoLeaks(t)
-	info := "# Server\r\nredis_version:7.0.15\r\nrun_id:0123abcd\r\ntcp_port:6379\r\n"
-	if got := runID(info); got != "0123abcd" {
-		t.Errorf("runID() = %q, want %q", got, "0123abcd")
-	}
-	if got := runID("# Server\r\nredis_version:7.0.15\r\n"); got != "" {
-		t.Errorf("runID() without the field = %q, want empty", got)
-	}
-}

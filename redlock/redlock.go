@@ -8,8 +8,10 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
+	"github.com/lockzoo/lockzoo/internal/owed"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
+	"github.com/lockzoo/lockzoo/internal/restartguard"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -24,15 +26,11 @@ type Locker struct {
 
 var _ strategy.Locker = (*Locker)(nil)
 
-// New returns a Locker over pools, one pool per independent master.
-//
-// It returns an error wrapping strategy.ErrInvalidConfig that names the
-// field when pools is empty, a pool is nil (pools[i]), Quorum is outside
-// 1..len(pools), DriftFactor or NodeTimeout is negative, or a
-// strategy.Config field is out of range. The same pool given twice votes
-// twice, which is unsafe. NodeTimeout bounds a node's call through
-// redis.ConnWithTimeout, else redis.ConnWithContext; a pool or connection
-// that fails or panics is that node's failure.
+// New returns a Locker over pools, one pool per independent master (a
+// pool given twice votes twice). It returns an error wrapping
+// strategy.ErrInvalidConfig that names the field when pools is empty, a
+// pool is nil, Quorum is outside 1..len(pools), DriftFactor or NodeTimeout
+// is negative, or a strategy.Config field is out of range.
 func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if cfg.Config.Retry == nil {
 		cfg.Config.Retry = DefaultRetry()
@@ -45,31 +43,32 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, lockerr.New(name, err)
 	}
-	sharded := shardedPools(pools)
-	if sharded > 0 {
-		// A Redis Cluster node is many masters, each with its own
-		// run_id: the guard, which watches one server per node, is off.
-		s.guard = false
+	sharded := 0 // Redis Clusters (cluster.Pool) among the nodes
+	for _, p := range pools {
+		if redisconn.IsSharded(p) {
+			sharded++
+			s.guard = false // many servers, many run_ids behind one node
+		}
 	}
 	t := &technique{
 		s:       s,
 		sharded: sharded == len(pools),
 		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
-		clock:   clock{origin: time.Now()},
-		getname: redisconn.Command{Name: "CLIENT", Args: []any{"GETNAME"}},
 	}
+	t.rg = restartguard.New(t.exclusion)
 	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
 	for i, p := range pools {
-		t.nodes = append(t.nodes, &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)})
+		n := &node{index: i, pipe: redisconn.NewDeadlinePipeline(p), acquirePoint: pointAcquireOn(i), releasePoint: pointReleaseOn(i)}
+		n.owed.Suspect = n.br.Suspect
+		t.nodes = append(t.nodes, n)
 	}
-	// Waiters listen on every node: a release notifies the head of that
-	// node's line.
 	e, err := engine.New(t, properties(), cfg.Config, engine.WithTaggedKeys(), engine.WithInboxNotices(pools...), engine.WithLine(LineStale), engine.WithListened(LineListened), engine.WithNoticeWaits(), engine.WithoutTakeBack(), engine.WithoutAttemptBound())
 	if err != nil {
 		return nil, err
 	}
-	t.line, t.closing = e.Line(), e.Closed()
+	t.line = e.Line()
+	t.payer = owed.Payer{Timeout: s.nodeTimeout, Closing: e.Closed(), BG: &t.bg}
 	cfg.Config = e.Config()
 	t.args.Set(cfg.Config.TTL, e.ID())
 	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
@@ -93,30 +92,20 @@ func properties() strategy.Properties {
 	}
 }
 
-// TryLock makes one attempt on every node. It returns the Lease when a
+// TryLock makes one attempt on every node and returns the Lease when a
 // quorum granted it within the validity; its Fence is the fencing token.
-// It returns an error wrapping strategy.ErrNotAcquired when refusals rule a
-// quorum out (an *engine.BusyError with the shortest remaining TTL when the
-// nodes reported one), strategy.ErrInvalidConfig for an empty key, and
-// otherwise the nodes' failures (matching context.DeadlineExceeded on
-// timeouts, or ctx.Err()), a failed fencing write-back included. A failed
-// attempt is released in the background.
+// Else it returns an error wrapping strategy.ErrNotAcquired when refusals
+// rule a quorum out, strategy.ErrInvalidConfig for an empty key, or the
+// nodes' failures (context.DeadlineExceeded on timeouts, ctx.Err()).
 func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.TryLock(ctx, key)
 }
 
 // Lock acquires key, waiting in every node's line until it succeeds or ctx
-// ends. A waiter retries when a release notice naming it arrives, no later
-// than the holder's remaining TTL or the line's keep-place bound, and on
-// Config.Retry until it listens. Giving up returns an error wrapping
-// strategy.ErrNotAcquired, ctx.Err() and the last failure.
-//
-// The Lease's Unlock returns nil once a quorum deleted the lock, or once
-// every node answered and too few may still hold it to form a quorum; it
-// hands the lock in the same round to a waiting goroutine of this Locker.
-// Extend needs a quorum that still holds the lock and moves Deadline. Both
-// return an error wrapping strategy.ErrNotHeld when more than N-Quorum
-// nodes said the lock was not ours, else the nodes' failures.
+// ends; giving up returns an error wrapping strategy.ErrNotAcquired,
+// ctx.Err() and the last failure. The Lease's Unlock and Extend return an
+// error wrapping strategy.ErrNotHeld when more than N-Quorum nodes said
+// the lock was not ours, else nil or the nodes' failures.
 func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
 }
@@ -130,9 +119,8 @@ func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 func (l *Locker) Config() Config { return l.cfg }
 
 // Wait blocks until every background node call of this Locker has ended
-// (answers a decision did not wait for, releases of failed attempts, owed
-// releases, the line's clean-ups), or returns ctx.Err() when ctx ends first. Each ends within
-// about twice Config.NodeTimeout.
+// (late answers, releases of failed attempts, owed releases, the line's
+// clean-ups), or returns ctx.Err() when ctx ends first.
 func (l *Locker) Wait(ctx context.Context) error {
 	if err := l.e.Line().Idle(ctx); err != nil { // clean-ups make node calls
 		return err
@@ -140,13 +128,11 @@ func (l *Locker) Wait(ctx context.Context) error {
 	return l.t.bg.Wait(ctx)
 }
 
-// Close ends the notice connections, then waits for the background calls
-// (Wait), which may be releases, for at most closeBound. Waiting Lock calls
-// give up with strategy.ErrNotAcquired and strategy.ErrClosed; later
-// TryLock, Lock and Extend calls return strategy.ErrClosed, while Unlock
-// still releases. It returns nil, or an error wrapping
-// context.DeadlineExceeded when background calls outlast the bound; a
-// second Close does nothing more.
+// Close ends the notice connections and waits for the background calls
+// (Wait) for at most closeBound. Waiting Lock calls give up with
+// strategy.ErrClosed; later TryLock, Lock and Extend return it, while
+// Unlock still releases. It returns nil, or an error wrapping
+// context.DeadlineExceeded when background calls outlast the bound.
 func (l *Locker) Close() error {
 	if err := l.e.Close(); err != nil {
 		return lockerr.New(name, fmt.Errorf("close: %w", err))
@@ -160,18 +146,6 @@ func (l *Locker) Close() error {
 	return nil
 }
 
-// shardedPools counts the pools that are Redis Clusters
-// (redisconn.Sharded, a cluster.Pool).
-func shardedPools(pools []strategy.Pool) int {
-	n := 0
-	for _, p := range pools {
-		if redisconn.IsSharded(p) {
-			n++
-		}
-	}
-	return n
-}
-
 // closeBound is twice NodeTimeout, the most a background call takes, and a
 // second for a loaded machine.
 func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.Second }
@@ -179,7 +153,6 @@ func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.
 // useRetention builds the scripts with fencing counters kept for retention
 // after their lock's TTL (tests shorten it). Call it before any use.
 func (t *technique) useRetention(retention time.Duration) {
-	// Constants in the scripts' text cost nothing per call.
 	consts := fmt.Sprintf("local STALE, LISTENED, RECENT, RETENTION = %d, %d, %d, %d\n",
 		LineStale.Milliseconds(), LineListened.Milliseconds(), protocol.HandOffRecent.Milliseconds(), retention.Milliseconds())
 	src := func(s string) string { return s }

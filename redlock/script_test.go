@@ -45,8 +45,8 @@ func TestAcquireScriptReplies(t *testing.T) {
 	})
 	t.Run("release first", func(t *testing.T) {
 		reply := run(t, "b", "a")
-		v, ok := acquireReply(reply)
-		if !ok || v != [5]int64{1, first + 1, 1, 0, noRefusal} || len(reply.([]any)) != 3 {
+		v, ok := readAcquire(reply)
+		if !ok || v != (acquireReply{1, first + 1, 1, 0, noRefusal}) || len(reply.([]any)) != 3 {
 			t.Fatalf("acquire script replied %#v, want [1 %d 1]", reply, first+1)
 		}
 	})
@@ -61,24 +61,24 @@ func TestAcquireScriptReplies(t *testing.T) {
 	})
 	t.Run("held", func(t *testing.T) {
 		reply := run(t, "d")
-		v, ok := acquireReply(reply)
-		if !ok || v[0] != 0 || v[1] <= 0 || v[2] != 0 || len(reply.([]any)) != 3 {
+		v, ok := readAcquire(reply)
+		if !ok || v.status != 0 || v.n <= 0 || v.released != 0 || len(reply.([]any)) != 3 {
 			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0]", reply)
 		}
 	})
 	waits = "1"
 	t.Run("held, waiting", func(t *testing.T) {
 		reply := run(t, "e")
-		v, ok := acquireReply(reply)
-		if !ok || v != [5]int64{0, v[1], 0, 0, first + 2} || v[1] <= 0 || len(reply.([]any)) != 5 {
+		v, ok := readAcquire(reply)
+		if !ok || v != (acquireReply{0, v.n, 0, 0, first + 2}) || v.n <= 0 || len(reply.([]any)) != 5 {
 			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0 0 %d] (not listening; the counter)", reply, first+2)
 		}
 	})
 	t.Run("held, waiting and listening", func(t *testing.T) {
 		locktest.Listen(t, nodes[0], protocol.Inbox(rkey, "locker"))
 		reply := run(t, "e")
-		v, ok := acquireReply(reply)
-		if !ok || v != [5]int64{0, v[1], 0, 1, first + 2} || v[1] <= 0 {
+		v, ok := readAcquire(reply)
+		if !ok || v != (acquireReply{0, v.n, 0, 1, first + 2}) || v.n <= 0 {
 			t.Fatalf("acquire script replied %#v, want [0 <pttl> 0 1 %d] (listening; the counter)", reply, first+2)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -13,8 +12,11 @@ import (
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
+	"github.com/lockzoo/lockzoo/internal/owed"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/recent"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
+	"github.com/lockzoo/lockzoo/internal/restartguard"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -30,26 +32,21 @@ type technique struct {
 	extend        *redisconn.Script
 	line          *line.Line // the Locker's line, which grants hands locks to (set once by New)
 	grants        grants
-	clock         clock
+	rg            *restartguard.Guard
 	maxTTL        atomic.Int64       // the longest TTL asked for, in ns
 	bg            background.Tracker // background goroutines (Locker.Wait)
 	late          lateRounds         // won acquire rounds still waiting for nodes
 	releasing     releasing          // successful releases still waiting for nodes
-	getname       redisconn.Command  // the restart guard's CLIENT GETNAME, built once; read-only
 	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
-	closing       <-chan struct{}    // the engine's Closed: owed releases are paid at once
-	left          leftWaiters        // Lock calls that gave up (Abandon): their undos requeue nothing
-
-	// sharded: every node is a Redis Cluster, so the scripts publish on
-	// shard channels (protocol.Sharded).
-	sharded bool
+	payer         owed.Payer         // pays the releases the nodes are owed
+	left          recent.Set         // Lock calls that gave up (Abandon): a late undo requeues nothing
+	sharded       bool               // every node a Redis Cluster: notices on shard channels
 }
 
 // keysOf is the lock key's keys as the scripts take them.
 func keysOf(key string) []any { return protocol.KeysOf(key).All() }
 
-// heldKeys is h's keys, boxed at its acquire, or built for a lock handed
-// off or taken back.
+// heldKeys is h's keys, boxed at its acquire, or built.
 func heldKeys(h engine.Held) []any {
 	if len(h.Keys) == 4 {
 		return h.Keys
@@ -66,9 +63,8 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 	return g, err
 }
 
-// acquire is Acquire, with every node first releasing the lock held with
-// token prev when prev is not empty (HandOff). It also returns the round
-// and its tally (zero when no round was sent).
+// acquire is Acquire, every node first releasing the lock of token prev
+// when prev is not empty (HandOff). It also returns the round and tally.
 func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
@@ -113,7 +109,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		r.refused = t.leaveOn(a) // the refusals queued us
 	}
 	r.late.watch(a.Key, len(t.nodes))
-	t.late.track(a.Token, r)
+	t.late.Track(a.Token, r)
 	r.decide(false)
 	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
 }
@@ -127,10 +123,9 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	}
 	var prevLate *round // the round that took prev, if it still waits for nodes
 	if prev != "" {
-		prevLate = t.late.lookup(prev)
+		prevLate = t.late.Lookup(prev)
 	}
-	// Built once for every node and read-only from here on; the optional
-	// last argument is a lock to release first.
+	// Read-only once built; the optional last argument is a lock to release first.
 	k := protocol.KeysOf(a.Key)
 	kv := append(t.acquireScript.Args(11), k.Lock, k.Fence, k.Line, k.Seen,
 		a.Token, t.args.TTL(a.TTL), a.Waiter, waits, a.Arrived.UnixMicro(), t.args.Locker(a.Locker))
@@ -139,7 +134,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	var kvPending []any
 	if prev != "" {
 		kv = append(kv, prev)
-	} else if pending = t.releasing.lookup(a.Key); pending != nil {
+	} else if pending = t.releasing.Lookup(a.Key); pending != nil {
 		// Where our release is still on its way, delete its lock first.
 		kvPending = append(kv, pending.token)
 	}
@@ -174,9 +169,8 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 	return r, keys
 }
 
-// validityTimer returns a channel that fires once budget ran out, when a
-// node could still answer after that (else nil, which never fires), and
-// its stop.
+// validityTimer returns a channel that fires once budget ran out (nil
+// when no node can answer that late), and its stop.
 func (t *technique) validityTimer(budget time.Duration) (<-chan time.Time, func() bool) {
 	if t.s.nodeTimeout < budget {
 		return nil, func() bool { return false }
@@ -197,7 +191,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	if h.Keys == nil {
 		t.settleDelivered(h.Value) // a lock handed off by the nodes (grants)
 	}
-	late := t.late.lookup(h.Value)
+	late := t.late.Lookup(h.Value)
 	kv := append(append(t.release.Args(5), heldKeys(h)...), h.Value)
 	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, l *link) answer {
@@ -218,7 +212,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	tl := newTally(len(t.nodes), t.s.quorum)
 	cause := r.collectInto(ctx, &tl, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
-		t.releasing.track(h.Key, pending) // spent, with nodes still to answer
+		t.releasing.Track(h.Key, pending) // spent, with nodes still to answer
 	}
 	r.decide(cause != nil || !tl.won())
 	if cause == nil && !tl.won() {
@@ -233,9 +227,8 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	return nil
 }
 
-// Extend runs the compare-and-PEXPIRE script on every node and needs a
-// quorum of nodes that still held our token, within the new validity;
-// nodes the restart guard excludes do not count.
+// Extend runs compare-and-PEXPIRE on every node and needs a quorum that
+// held our token (the restart guard's excluded do not count).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	if err := ctx.Err(); err != nil {
 		return engine.Acquired{}, fmt.Errorf("extend: %w", err)
@@ -245,7 +238,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	kv := append(t.extend.Args(3), heldKeys(h)[0], h.Value, ttl.Milliseconds())
 	pexpire := func(ctx context.Context, l *link) answer {
 		a := compareVote(t.evalArgs(ctx, l, t.extend, kv))
-		if a.vote == voteYes && t.s.guard && l.n.excluded(t.clock.now()) {
+		if a.vote == voteYes && t.excluded(l.n) {
 			a = answer{vote: voteExcluded, err: errRestarted}
 		}
 		return a
@@ -267,11 +260,10 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 	return engine.Acquired{Validity: validity}, nil
 }
 
-// releaseOn deletes the lock on l's node if it still holds token; keys are
-// the lock's (keysOf). requeue, when given (the waiter's ticket and line
-// member), puts the waiter back in the node's line. When l is lost, or
-// loses this reply, the release is owed (owe). Errors are dropped: the
-// lock expires at its TTL anyway.
+// releaseOn deletes the lock (keys) on l's node if it holds token;
+// requeue (a waiter's ticket and member) puts the waiter back in line.
+// When l is lost, or loses this reply, the release is owed. Errors are
+// dropped: the lock expires at its TTL anyway.
 func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token string, requeue ...any) {
 	if !l.lost {
 		kv := append(append(t.release.Args(5+len(requeue)), keys...), token)
@@ -282,19 +274,17 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 	t.owe(l.n, keys, token, requeue...)
 }
 
-// evalArgs runs s on l's node with EVALSHA, and with EVAL when the node
-// does not have it cached (NOSCRIPT), both through exchange. kv is s.Args
-// filled in, shared by every node of a round: read-only.
+// evalArgs runs s with kv (s.Args filled in, read-only) on l's node:
+// EVALSHA, and EVAL on NOSCRIPT.
 func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
 	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
-	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+	if redisconn.IsNoScript(err) {
 		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...)...)
 	}
 	return reply, err
 }
 
-// compareVote turns a compare script's reply (1 done, 0 not ours) into a
-// vote.
+// compareVote reads a compare script's reply: 1 done, 0 not ours.
 func compareVote(reply any, err error) answer {
 	n, err := redis.Int(reply, err)
 	switch {

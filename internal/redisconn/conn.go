@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -227,7 +226,7 @@ func EvalOn(ctx context.Context, c redis.Conn, script *redis.Script, keysAndArgs
 	// Script.Do knows only Do: send EVALSHA, and EVAL on NOSCRIPT, through
 	// DoContext's pipeline flush instead.
 	reply, err := evalSent(ctx, c, script.SendHash(c, keysAndArgs...))
-	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+	if IsNoScript(err) {
 		reply, err = evalSent(ctx, c, script.Send(c, keysAndArgs...))
 	}
 	return reply, err

@@ -42,7 +42,7 @@ func (s *Script) Args(n int) []any {
 // ended before the reply the error wraps ctx.Err() (see WithConn).
 func (s *Script) Call(ctx context.Context, p *Pipeline, args []any) (any, error) {
 	reply, err := p.Do(ctx, "EVALSHA", args)
-	if e, ok := err.(redis.Error); ok && strings.HasPrefix(string(e), "NOSCRIPT ") {
+	if IsNoScript(err) {
 		reply, err = Eval(ctx, p.pool, s.s, args[2:]...)
 	}
 	return reply, withCtxErr(ctx, err)
@@ -50,3 +50,10 @@ func (s *Script) Call(ctx context.Context, p *Pipeline, args []any) (any, error)
 
 // Redis returns the redis.Script s runs.
 func (s *Script) Redis() *redis.Script { return s.s }
+
+// IsNoScript reports whether err is the server's NOSCRIPT reply: EVALSHA
+// named a script it does not have cached, and EVAL must send the source.
+func IsNoScript(err error) bool {
+	e, ok := err.(redis.Error)
+	return ok && strings.HasPrefix(string(e), "NOSCRIPT ")
+}
