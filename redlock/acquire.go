@@ -46,17 +46,14 @@ func prevOf(released int64) prevState {
 	return prevAbsent
 }
 
-// acquireReply is acquire.lua's reply: status 1 taken (n: the fencing
-// counter), 0 refused, 2 refused by a token of this Lock call (n: the
-// holder's PTTL, -1 without expiry); released 1 when the lock to release
-// first was deleted; listened 1 when the node saw the waiter's Locker
-// listening; fenceSeen the counter a refusal that queued the waiter saw,
-// else noRefusal.
+// acquireReply is acquire.lua's reply: status 1 taken (n: the counter), 0
+// refused, 2 refused by a token of this Lock call (n: the holder's PTTL,
+// -1 without expiry); released, listened: 1 or 0; fenceSeen: the counter
+// a refusal that queued the waiter saw, else noRefusal.
 type acquireReply struct{ status, n, released, listened, fenceSeen int64 }
 
-// readAcquire decodes acquire.lua's reply: a bare counter is {1, counter,
-// 0, 0, noRefusal}, and a shorter array ends with listened 0 and
-// noRefusal. It reports false for any other shape.
+// readAcquire decodes acquire.lua's reply (a bare counter, or an array of
+// 3 to 5); it reports false for any other shape.
 func readAcquire(reply any) (acquireReply, bool) {
 	out := acquireReply{fenceSeen: noRefusal}
 	if f, ok := reply.(int64); ok {

@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-// nodeOp runs one request on one node over l, bounded by ctx; undoOp is
-// one more call on the node after the round's decision.
+// nodeOp runs one request on one node over l, bounded by ctx; an undo
+// after the round's decision is one too, its answer dropped.
 type nodeOp func(ctx context.Context, l *link) answer
-
-type undoOp func(ctx context.Context, l *link)
 
 // round is one request sent to every node in parallel, a goroutine per
 // node. The caller reads answers until it can decide, then publishes the
@@ -33,7 +31,7 @@ type round struct {
 
 	// refused, set before a won decision, runs on every node whose answer
 	// (a refusal, or lost) may have queued the waiter.
-	refused undoOp
+	refused nodeOp
 
 	late lateState // the round's part in technique.late
 
@@ -58,12 +56,12 @@ type round struct {
 // and undo is bounded by NodeTimeout and runs under ctx's values but not
 // its cancellation: a caller giving up cannot abort a request that may
 // have taken the lock (Locker.Wait waits for them).
-func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
+func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp) *round {
 	return t.fanOutThen(ctx, nodes, op, undo, nil)
 }
 
 // fanOutThen is fanOut for a release round p (see releasing).
-func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, p *pendingRelease) *round {
+func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx)
@@ -196,7 +194,7 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 }
 
 // runNode is the goroutine of one node in one round.
-func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
+func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo nodeOp) {
 	defer t.bg.Done()
 	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
@@ -217,7 +215,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		return
 	}
 	<-r.decided
-	var after undoOp
+	var after nodeOp
 	switch {
 	case r.failed && a.mayHold:
 		after = undo
@@ -225,13 +223,14 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		after = r.refused // the request may have queued the waiter here
 	case !r.failed && a.vote == voteYes && r.late.yes(n.index):
 		// The lease's release came here before our SET: delete it now.
-		after = func(ctx context.Context, l *link) {
+		after = func(ctx context.Context, l *link) answer {
 			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.Name())
+			return answer{}
 		}
 	}
 	if after != nil {
 		uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-		_ = guarded(func() { after(uctx, l) }) // best effort: the TTL ends it anyway
+		_ = guarded(func() { _ = after(uctx, l) }) // best effort: the TTL ends it anyway
 		ucancel()
 	}
 	if r.awaited != nil && r.awaited[n.index] {

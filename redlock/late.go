@@ -7,11 +7,10 @@ import (
 	"github.com/lockzoo/lockzoo/internal/inflight"
 )
 
-// lateRounds tracks, by token, the won acquire rounds still waiting for
-// slow nodes. A release can reach such a node before its SET, find nothing
-// to delete and leave the SET behind; whichever of the two answers comes
-// second (the acquire's yes, or the release's "not ours") deletes the lock
-// there again.
+// lateRounds tracks, by token, won acquire rounds still waiting for slow
+// nodes: a release that reaches such a node before its SET finds nothing;
+// whichever answer comes second (the SET's yes, or the release's "not
+// ours") deletes the lock there again.
 type lateRounds = inflight.Map[*round]
 
 // lateState is a round's part in lateRounds; watch sets it before the
@@ -49,10 +48,8 @@ func (s *lateState) missed(i int) bool {
 }
 
 // releasing tracks, by lock key, this Locker's successful releases whose
-// nodes have not all answered. An acquire of the key that overtakes the
-// release on such a node deletes the released lock first (the acquire
-// script's "release first"), rather than being refused by it, leaving the
-// node's counter behind and itself in the node's line.
+// nodes have not all answered: an acquire of the key that overtakes one on
+// such a node deletes the released lock first, rather than being refused.
 type releasing = inflight.Map[*pendingRelease]
 
 // pendingRelease is one release round in releasing: pending marks the
@@ -88,8 +85,8 @@ func room[T any](buf []T, n int) []T {
 	return make([]T, n)
 }
 
-// pointAcquireOn and pointReleaseOn name the fault points an acquire and a
-// release reach on node i just before they send their request there.
+// pointAcquireOn and pointReleaseOn name the fault points before a request
+// to node i.
 func pointAcquireOn(i int) string { return "redlock/acquire:node-" + strconv.Itoa(i) }
 
 func pointReleaseOn(i int) string { return "redlock/release:node-" + strconv.Itoa(i) }

@@ -44,14 +44,6 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveOn takes a round's winner (a) out of the line of a node whose
-// refusal queued it, where it would be handed a copy nobody releases.
-func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	return func(ctx context.Context, l *link) {
-		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
-	}
-}
-
 // leaveNodes takes waiter, which a quorum of other nodes handed rkey's lock
 // (grants), out of the lines of nodes in the background.
 func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {

@@ -12,8 +12,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/restartguard"
 )
 
-// node is one Redis master: its shared connections, its breaker, the
-// releases it is owed and what the restart guard remembers of it.
+// node is one Redis master.
 type node struct {
 	index        int
 	pipe         *redisconn.Pipeline
@@ -24,9 +23,8 @@ type node struct {
 	rg           restartguard.Node
 }
 
-// link is one call's way to its node, through the node's Pipeline; lost
-// records that an exchange got no reply, which the breaker counts. One
-// goroutine uses it at a time.
+// link is one call's way to its node; lost records that an exchange got
+// no reply (the breaker counts it). One goroutine uses it at a time.
 type link struct {
 	n    *node
 	lost bool
@@ -67,10 +65,9 @@ func guarded(fn func()) (err error) {
 	return nil
 }
 
-// call runs op on n over a new link and tells n's breaker whether the node
-// replied; probe is what n.br.admit said. A panic in the user's pool or
-// connection is the node's failure, one that may hold the lock. It returns
-// the link for a call that follows on the same node.
+// call runs op on n over a new link, for a call that may follow, and tells
+// n's breaker whether the node replied (probe: what Admit said). A panic
+// is the node's failure, one that may hold the lock.
 func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*link, answer) {
 	l := &link{n: n}
 	var a answer

@@ -106,7 +106,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
 	}
 	if a.Waits {
-		r.refused = t.leaveOn(a) // the refusals queued us
+		r.refused = t.leaveOp(a.Key, a.Waiter, lineMember(a)) // the refusals queued us
 	}
 	r.late.watch(a.Key, len(t.nodes))
 	t.late.Track(a.Token, r)
@@ -155,12 +155,13 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 		}
 		return v
 	}
-	undo := func(ctx context.Context, l *link) {
+	undo := func(ctx context.Context, l *link) answer {
 		if a.Waits {
 			t.requeueOn(ctx, l, keys, a) // back in the line its SET took it out of
-			return
+		} else {
+			t.releaseOn(ctx, l, keys, a.Token)
 		}
-		t.releaseOn(ctx, l, keys, a.Token)
+		return answer{}
 	}
 	r := t.fanOut(ctx, t.nodes, set, undo)
 	for _, n := range r.unsent {
