@@ -39,15 +39,10 @@ type round struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	running   atomic.Int32
-	releasing *pendingRelease // for a release round (fanOutThen)
-
-	// For a release round (releaseDone).
-	skipped []*node
-	ended   chan struct{}
-	spent   bool
-
-	// unsent is the nodes sent nothing: skipped, or ctx had ended.
-	unsent    []*node
+	releasing *pendingRelease // for a release round
+	ended     chan struct{}   // for a release round: closed by releaseDone
+	spent     bool
+	unsent    []*node // nodes sent nothing: skipped, or ctx had ended
 	unsentBuf [8]*node
 }
 
@@ -55,13 +50,9 @@ type round struct {
 // call decide once. A caller whose ctx ended sends nothing. Each request
 // and undo is bounded by NodeTimeout and runs under ctx's values but not
 // its cancellation: a caller giving up cannot abort a request that may
-// have taken the lock (Locker.Wait waits for them).
-func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp) *round {
-	return t.fanOutThen(ctx, nodes, op, undo, nil)
-}
-
-// fanOutThen is fanOut for a release round p (see releasing).
-func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp, p *pendingRelease) *round {
+// have taken the lock (Locker.Wait waits for them). p is a release's
+// round (see releasing), else nil.
+func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx)
@@ -89,9 +80,6 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		} else {
 			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: n.br.Skipped()})
-			if p != nil {
-				r.skipped = append(r.skipped, n)
-			}
 		}
 	}
 	r.running.Store(int32(len(calls)))
@@ -115,7 +103,7 @@ func (t *technique) releaseDone(r *round, spent bool) {
 	r.spent = spent
 	close(r.ended)
 	if spent {
-		for _, n := range r.skipped {
+		for _, n := range r.unsent { // skipped: a ctx that ended fails the release
 			t.owe(n, keysOf(r.releasing.key), r.releasing.token)
 		}
 	}

@@ -41,10 +41,7 @@ var (
 // or it returns an error wrapping errWriteBack and the failures, ctx.Err()
 // or errValidity once budget ran out.
 func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl *tally, budget time.Duration) (uint64, error) {
-	var f int64
-	for _, c := range tl.counters {
-		f = max(f, c)
-	}
+	f := tl.top
 	var behind []*node
 	atF := 0
 	for i, c := range tl.counters {
@@ -71,7 +68,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 		return v
 	}
 	// Nothing to undo: a failed acquire releases every node afterwards.
-	r := t.fanOut(ctx, behind, raise, nil)
+	r := t.fanOut(ctx, behind, raise, nil, nil)
 	defer r.decide(false)
 	wb := newTally(len(behind), t.s.quorum-atF)
 	if err := r.collectInto(ctx, &wb, giveUp); err != nil {

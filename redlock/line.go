@@ -29,7 +29,7 @@ const LineListened = protocol.Listened
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	t.left.Add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
-	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
+	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil, nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
 		t.oweCall(n, t.abandon, t.leaveArgs(a.Key, a.Waiter, member), nil)
@@ -51,7 +51,7 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 		return
 	}
 	member := protocol.Member{TTL: ttl, Locker: t.line.ID(), Waiter: waiter}.String()
-	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
+	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil, nil).decide(false)
 }
 
 // passOnNodes releases in the background the copies of rkey's lock that
@@ -62,7 +62,7 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 		t.releaseOn(ctx, l, keys, waiter)
 		return answer{vote: voteYes}
 	}
-	t.fanOut(context.Background(), nodes, release, nil).decide(false)
+	t.fanOut(context.Background(), nodes, release, nil, nil).decide(false)
 }
 
 // leaveOp is one node's part of a waiter leaving the line (abandon.lua); a
@@ -116,28 +116,20 @@ func (t *technique) leftHorizon() time.Duration {
 	return time.Duration(t.maxTTL.Load()) + 2*t.s.nodeTimeout
 }
 
-// handing is the round of an acquire that also released an earlier
-// holder's lock (HandOff), and its tally; r is nil when no round was sent.
-type handing struct {
-	r  *round
-	tl tally
-}
-
 // HandOff hands h's lock to next, a waiter of the same Locker, in one
 // round: every node's acquire script deletes h's lock, then makes next's
 // attempt. It returns what next got, and the release's outcome: nil once
 // a quorum deleted h's lock (or no quorum can still hold it),
 // strategy.ErrNotHeld when too many did not hold it, else the failures.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
-	g, hd, err := t.acquire(ctx, next, h.Value)
+	g, r, tl, err := t.acquire(ctx, next, h.Value)
 	passed := engine.Passed{Taken: err == nil, Acquired: g}
-	if hd.r == nil {
+	if r == nil {
 		return passed, t.Release(ctx, h)
 	}
-	tl := &hd.tl
 	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {
 		select {
-		case a := <-hd.r.answers:
+		case a := <-r.answers:
 			tl.add(a)
 		case <-ctx.Done():
 			return passed, fmt.Errorf("release: %w", ctx.Err())

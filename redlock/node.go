@@ -30,14 +30,6 @@ type link struct {
 	lost bool
 }
 
-// send runs cmd on the node, bounded by ctx; an error reply is a
-// redis.Error.
-func (l *link) send(ctx context.Context, cmd string, args []any) (any, error) {
-	reply, err := l.n.pipe.Do(ctx, cmd, args)
-	l.note(err)
-	return reply, err
-}
-
 // SendTwo runs first and second one right after the other on one
 // connection.
 func (l *link) SendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
@@ -80,13 +72,15 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*
 	return l, a
 }
 
-// exchange runs one command on l's node; with the restart guard on,
-// through it (restartguard.Guard.Exchange).
-func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...any) (any, error) {
-	if !t.s.guard {
-		return l.send(ctx, cmd, args)
+// exchange runs one command on l's node, bounded by ctx (an error reply
+// is a redis.Error); with the restart guard on, through it.
+func (t *technique) exchange(ctx context.Context, l *link, cmd string, args []any) (any, error) {
+	if t.s.guard {
+		return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
 	}
-	return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
+	reply, err := l.n.pipe.Do(ctx, cmd, args)
+	l.note(err)
+	return reply, err
 }
 
 // excluded reports whether the restart guard leaves n out of quorums now.

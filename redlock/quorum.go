@@ -49,6 +49,7 @@ type tally struct {
 	errs              []error
 	granted           []bool        // by node: its SET succeeded; nil until one did
 	counters          []int64       // by node: a yes-voter's fencing counter; nil until one
+	top               int64         // the largest of counters
 	busy              time.Duration // the shortest remaining TTL refusals reported
 	listened          int           // refusals with answer.listened
 	handed, notHanded int           // for a hand-off: nodes that deleted the earlier lock, that did not hold it
@@ -73,7 +74,7 @@ func (t *tally) add(a answer) {
 		if t.counters == nil {
 			t.counters = make([]int64, t.n)
 		}
-		t.counters[a.node] = a.counter
+		t.counters[a.node], t.top = a.counter, max(t.top, a.counter)
 	}
 	switch a.vote {
 	case voteYes:

@@ -129,7 +129,8 @@ func (l *Locker) Wait(ctx context.Context) error {
 }
 
 // Close ends the notice connections and waits for the background calls
-// (Wait) for at most closeBound. Waiting Lock calls give up with
+// (Wait) for at most twice NodeTimeout, the most one takes, plus a second
+// for a loaded machine. Waiting Lock calls give up with
 // strategy.ErrClosed; later TryLock, Lock and Extend return it, while
 // Unlock still releases. It returns nil, or an error wrapping
 // context.DeadlineExceeded when background calls outlast the bound.
@@ -138,17 +139,13 @@ func (l *Locker) Close() error {
 		return lockerr.New(name, fmt.Errorf("close: %w", err))
 	}
 	l.t.closeGrants()
-	ctx, cancel := context.WithTimeout(context.Background(), l.closeBound())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*l.cfg.NodeTimeout+time.Second)
 	defer cancel()
 	if err := l.Wait(ctx); err != nil {
 		return lockerr.New(name, fmt.Errorf("close: background calls still running: %w", err))
 	}
 	return nil
 }
-
-// closeBound is twice NodeTimeout, the most a background call takes, and a
-// second for a loaded machine.
-func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.Second }
 
 // useRetention builds the scripts with fencing counters kept for retention
 // after their lock's TTL (tests shorten it). Call it before any use.

@@ -59,15 +59,16 @@ func heldKeys(h engine.Held) []any {
 // fence (fence) and the validity; on failure it releases every node that
 // may hold the lock, and a held key gives an *engine.BusyError.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	g, _, err := t.acquire(ctx, a, "")
+	g, _, _, err := t.acquire(ctx, a, "")
 	return g, err
 }
 
 // acquire is Acquire, every node first releasing the lock of token prev
-// when prev is not empty (HandOff). It also returns the round and tally.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
+// when prev is not empty (HandOff). It also returns the round (nil when
+// none was sent) and its tally.
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, *round, tally, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
+		return engine.Acquired{}, nil, tally{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
 	ga := t.beginGrant(a, start)
@@ -87,7 +88,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		fence, cause = t.fence(ctx, a, keys, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Acquired{}, handing{r, tl}, cause
+			return engine.Acquired{}, r, tl, cause
 		}
 		if validity = a.TTL - time.Since(start) - drift; cause == nil && validity <= 0 {
 			cause = errValidity
@@ -103,7 +104,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if tl.busy > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy, Listened: tl.heardEverywhere()}
 		}
-		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
+		return engine.Acquired{}, r, tl, tl.failure("acquire", refusal, cause)
 	}
 	if a.Waits {
 		r.refused = t.leaveOp(a.Key, a.Waiter, lineMember(a)) // the refusals queued us
@@ -111,7 +112,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 	r.late.watch(a.Key, len(t.nodes))
 	t.late.Track(a.Token, r)
 	r.decide(false)
-	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
+	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, r, tl, nil
 }
 
 // sendAcquire sends a's request to every node, releasing prev first (see
@@ -163,7 +164,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 		}
 		return answer{}
 	}
-	r := t.fanOut(ctx, t.nodes, set, undo)
+	r := t.fanOut(ctx, t.nodes, set, undo, nil)
 	for _, n := range r.unsent {
 		t.answeredGrant(ga, n.index, answer{})
 	}
@@ -208,7 +209,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 		}
 		return a
 	}
-	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
+	r := t.fanOut(ctx, t.nodes, del, nil, pending)
 	defer func() { t.releaseDone(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
 	tl := newTally(len(t.nodes), t.s.quorum)
 	cause := r.collectInto(ctx, &tl, nil)
@@ -244,7 +245,7 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		}
 		return a
 	}
-	r := t.fanOut(ctx, t.nodes, pexpire, nil)
+	r := t.fanOut(ctx, t.nodes, pexpire, nil, nil)
 	tl := newTally(len(t.nodes), t.s.quorum)
 	cause := r.collectInto(ctx, &tl, nil)
 	validity := ttl - time.Since(start) - t.s.driftFor(ttl)
@@ -278,9 +279,9 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 // evalArgs runs s with kv (s.Args filled in, read-only) on l's node:
 // EVALSHA, and EVAL on NOSCRIPT.
 func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
-	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
+	reply, err := t.exchange(ctx, l, "EVALSHA", kv)
 	if redisconn.IsNoScript(err) {
-		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...)...)
+		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...))
 	}
 	return reply, err
 }
