@@ -33,20 +33,37 @@ const (
 	failoverLag        = 150 * time.Millisecond // the replicas lag, then the primary dies
 	failoverAfter      = 700 * time.Millisecond // locking after locking resumed
 	failoverHold       = 50 * time.Millisecond  // each critical section's work
+	// failoverRest bounds a goroutine's rest between sections, so that a
+	// key is often free when the replicas start to lag.
+	failoverRest = 200 * time.Millisecond
+	// failoverLinger is how long a section begun while the replicas lag
+	// works on after the clients were re-pointed, as a long job does.
+	failoverLinger = 200 * time.Millisecond
 )
 
 var failoverKeys = []string{"a", "b", "c"}
 
-// TestFailoverUnderContention kills the primary of a primary with 2
-// replicas while 8 goroutines of 4 Lockers contend for 3 keys, promotes
-// the most up-to-date replica (REPLICAOF NO ONE, as Sentinel would),
-// re-points the other replica and the clients at it, and brings the old
-// primary back as a replica. The replicas lag for the last failoverLag
-// before the death (frozen, their links cut: on one host replication is
-// otherwise too quick to lose anything), which is the failover that loses
-// locks. With Replicas = 2 no two holders of a key overlap and no update
-// is lost; with Replicas = 0 the overlaps found are reported (the Locker
-// does not claim NodeFaultTolerant then).
+// failoverUnwaited is how many replicas the primary has when the Lockers
+// wait for none: as many as with Replicas = 2, so that the two settings
+// differ in nothing else.
+const failoverUnwaited = 3
+
+// TestFailoverUnderContention kills the primary of a primary with
+// Replicas+1 replicas (3 with Replicas = 0) while 8 goroutines of 4
+// Lockers contend for 3 keys, promotes the most up-to-date replica
+// (REPLICAOF NO ONE, as Sentinel would), re-points the other replicas at it
+// all at once (Adopt, as Sentinel with parallel-syncs at every replica)
+// and the clients too, and leaves the old primary dead: the promoted one
+// still has the Replicas its Lockers wait for. The replicas lag for the
+// last failoverLag before the death (frozen, their links cut: on one host
+// replication is otherwise too quick to lose anything), which is the
+// failover that loses locks; sections begun then hold their lock until
+// failoverLinger after the clients were re-pointed, so that a lost lock
+// shows as two holders. With Replicas = 2 no two holders of a key
+// overlap and no update is lost; with Replicas = 0 the overlaps found are
+// reported (the Locker does not claim NodeFaultTolerant then). With
+// either, a probe that locks a key of its own from the death on gets it
+// within the promotion's time plus as long again, at least a second.
 func TestFailoverUnderContention(t *testing.T) {
 	runs := 1
 	if s := os.Getenv(failoverRunsEnv); s != "" {
@@ -57,15 +74,20 @@ func TestFailoverUnderContention(t *testing.T) {
 	for _, replicas := range []int{2, 0} {
 		t.Run("replicas="+strconv.Itoa(replicas), func(t *testing.T) {
 			var total failoverResult
+			var resumed []time.Duration // after the promotion
 			for i := range runs {
 				t.Run("run "+strconv.Itoa(i+1), func(t *testing.T) {
 					r := failoverRun(t, replicas)
-					t.Logf("%d sections, %d overlaps, %d lost updates, %d failed Locks; locking resumed %v after the primary died",
-						r.sections, r.overlaps, r.lost, r.failed, r.resumed)
+					t.Logf("%d sections, %d overlaps, %d lost updates, %d failed Locks; promoted %v after the primary died, the probe locked %v after that",
+						r.sections, r.overlaps, r.lost, r.failed, r.promoted, r.resumed-r.promoted)
+					bound := r.promoted + max(time.Second, r.promoted)
+					assert.LessOrEqual(t, r.resumed, bound, "the probe locked %v after the death, want at most %v (promoted after %v)", r.resumed, bound, r.promoted)
 					total.add(r)
+					resumed = append(resumed, r.resumed-r.promoted)
 				})
 			}
-			t.Logf("%d runs, Replicas %d: %d sections, %d overlaps, %d lost updates", runs, replicas, total.sections, total.overlaps, total.lost)
+			t.Logf("%d runs, Replicas %d: %d sections, %d overlaps, %d lost updates, %d runs with either; the probe locked %v to %v after the promotion",
+				runs, replicas, total.sections, total.overlaps, total.lost, total.violated, slices.Min(resumed), slices.Max(resumed))
 			if replicas == 0 {
 				return // reported, not judged: the Locker does not claim it
 			}
@@ -77,7 +99,10 @@ func TestFailoverUnderContention(t *testing.T) {
 
 type failoverResult struct {
 	sections, overlaps, lost, failed int64
-	resumed                          time.Duration
+	violated                         int // runs with an overlap or a lost update
+	// promoted and resumed are from the primary's death: to the
+	// promotion, and to the probe's Lock.
+	promoted, resumed time.Duration
 }
 
 func (r *failoverResult) add(o failoverResult) {
@@ -85,6 +110,9 @@ func (r *failoverResult) add(o failoverResult) {
 	r.overlaps += o.overlaps
 	r.lost += o.lost
 	r.failed += o.failed
+	if o.overlaps > 0 || o.lost > 0 {
+		r.violated++
+	}
 }
 
 // primaryPool lends connections of whichever node is the primary now: the
@@ -108,8 +136,11 @@ type held struct {
 func failoverRun(t *testing.T, replicas int) failoverResult {
 	t.Helper()
 	locktest.NoLeaks(t)
-	primary := redistest.Start(t, 1)[0]
-	reps := []*redistest.Node{primary.StartReplica(), primary.StartReplica()}
+	n := failoverUnwaited
+	if replicas > 0 {
+		n = replicas + 1
+	}
+	primary, reps := redistest.StartReplicated(t, n)
 	primary.AwaitAcks(len(reps))
 	pool := &primaryPool{}
 	pool.cur.Store(primary)
@@ -118,6 +149,7 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 	for range failoverLockers {
 		lockers = append(lockers, newLocker(t, pool, cfg))
 	}
+	probe := newLocker(t, pool, cfg)
 	if replicas == 0 {
 		require.False(t, lockers[0].Properties().NodeFaultTolerant, "NodeFaultTolerant claimed with Replicas 0")
 	}
@@ -130,9 +162,9 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 		counters [3]atomic.Int64 // per key, updated only under its lock
 		done     atomic.Int64
 		failed   atomic.Int64
-		killedAt atomic.Pointer[time.Time]
-		resumed  = make(chan time.Time, failoverGoroutines)
 		wg       sync.WaitGroup
+		lagging  = make(chan struct{}) // closed when the replicas start to lag
+		over     = make(chan struct{}) // closed when the clients are re-pointed
 	)
 	for g := range failoverGoroutines {
 		wg.Add(1)
@@ -141,7 +173,6 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 			l := lockers[g%failoverLockers]
 			for ctx.Err() == nil {
 				k := rand.IntN(len(failoverKeys))
-				began := time.Now()
 				lctx, lcancel := context.WithTimeout(ctx, time.Second)
 				lease, err := l.Lock(lctx, failoverKeys[k])
 				lcancel()
@@ -151,14 +182,8 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 					continue
 				}
 				from := time.Now()
-				if k := killedAt.Load(); k != nil && began.After(*k) {
-					select {
-					case resumed <- from:
-					default: // the first is what counts
-					}
-				}
 				v := counters[k].Load()
-				time.Sleep(failoverHold)
+				work(lagging, over, lease.Deadline())
 				counters[k].Store(v + 1)
 				done.Add(1)
 				to := time.Now()
@@ -174,7 +199,7 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 				// Some time off between sections, so that a key is
 				// sometimes free: a lock taken on a free key while the
 				// replicas lag is the one a failover loses.
-				time.Sleep(rand.N(failoverHold))
+				time.Sleep(rand.N(failoverRest))
 			}
 		}()
 	}
@@ -184,43 +209,51 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 		r.Pause()
 		t.Cleanup(r.Resume)
 	}
+	close(lagging)
 	_, err := primary.Do("CLIENT", "KILL", "TYPE", "replica")
 	require.NoError(t, err, "cut the replicas' links")
 	time.Sleep(failoverLag)
 	kill := time.Now()
-	killedAt.Store(&kill)
 	primary.Kill()
+	resumed := make(chan time.Time, 1)
+	wg.Add(1)
+	go func() { // ends at its first Lock, or when ctx is cancelled
+		defer wg.Done()
+		probeLock(ctx, probe, resumed)
+	}()
 	for _, r := range reps {
 		r.Resume()
 	}
-	best, other := reps[0], reps[1]
-	o0, err0 := reps[0].ReplOffset()
-	o1, err1 := reps[1].ReplOffset()
-	require.NoError(t, err0)
-	require.NoError(t, err1)
-	if o1 > o0 {
-		best, other = reps[1], reps[0]
+	best := 0
+	var offsets []int64
+	for i, r := range reps {
+		o, err := r.ReplOffset()
+		require.NoError(t, err)
+		offsets = append(offsets, o)
+		if o > offsets[best] {
+			best = i
+		}
 	}
-	best.Promote()
-	pool.cur.Store(best)
-	t.Logf("clients re-pointed at the promoted replica %v after the primary died", time.Since(kill))
-	other.Follow(best)
-	primary.Restart()
-	primary.Follow(best)
-	var first time.Time
+	promoted := reps[best]
+	promoted.Promote()
+	pool.cur.Store(promoted)
+	r := failoverResult{promoted: time.Since(kill)}
+	close(over)
+	promoted.Adopt(slices.Delete(slices.Clone(reps), best, best+1)...)
+	t.Logf("replica %d of %d (offsets %v) promoted and the clients re-pointed at it %v after the primary died, the others following it %v after",
+		best+1, len(reps), offsets, r.promoted, time.Since(kill))
 	select {
-	case first = <-resumed:
+	case at := <-resumed:
+		r.resumed = at.Sub(kill)
 	case <-time.After(10 * time.Second):
-		t.Errorf("no Lock succeeded within 10s of the primary's death")
+		r.resumed = time.Since(kill)
+		t.Errorf("the probe locked nothing within %v of the primary's death", r.resumed)
 	}
 	time.Sleep(failoverAfter)
 	cancel()
 	wg.Wait()
 
-	r := failoverResult{sections: done.Load(), failed: failed.Load()}
-	if !first.IsZero() {
-		r.resumed = first.Sub(kill)
-	}
+	r.sections, r.failed = done.Load(), failed.Load()
 	var sum int64
 	for i := range counters {
 		sum += counters[i].Load()
@@ -228,6 +261,49 @@ func failoverRun(t *testing.T, replicas int) failoverResult {
 	r.lost = r.sections - sum
 	r.overlaps = overlaps(sections)
 	return r
+}
+
+// work is a section's work, begun now: failoverHold or, when it begins
+// while the replicas lag and before the clients are re-pointed, until
+// failoverLinger after that; never past deadline less failoverHold, so
+// that its update comes before its lease ends.
+func work(lagging, over <-chan struct{}, deadline time.Time) {
+	stopAt := deadline.Add(-failoverHold)
+	end := time.Now().Add(failoverHold)
+	select {
+	case <-over:
+	case <-lagging:
+		timer := time.NewTimer(time.Until(stopAt))
+		defer timer.Stop()
+		select {
+		case <-over:
+			end = time.Now().Add(failoverLinger)
+		case <-timer.C:
+		}
+	default:
+	}
+	if stopAt.Before(end) {
+		end = stopAt
+	}
+	time.Sleep(time.Until(end))
+}
+
+// probeLock tries to lock a key no one else locks until it succeeds (and
+// unlocks it), and sends when it did; it returns then or when ctx ends.
+func probeLock(ctx context.Context, l strategy.Locker, resumed chan<- time.Time) {
+	for ctx.Err() == nil {
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		lease, err := l.TryLock(lctx, "probe")
+		cancel()
+		if err == nil {
+			resumed <- time.Now()
+			uctx, ucancel := context.WithTimeout(context.Background(), time.Second)
+			_ = lease.Unlock(uctx)
+			ucancel()
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // overlaps counts the sections that began, on their key, before an

@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -31,7 +30,8 @@ func TestTLS(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
-	port := freePort(t)
+	// Leased before Start, so released after the node is torn down.
+	port := redistest.LeasePort(t)
 	node := redistest.Start(t, 1, redistest.WithPersistence(), redistest.WithFlags(
 		"--tls-port", port, "--tls-cert-file", cert, "--tls-key-file", key, "--tls-auth-clients", "no"))[0]
 	require.Equal(t, "process", node.Backend(), "Node.Backend() after redistest.Backend chose it")
@@ -98,15 +98,4 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 		}
 	}
 	return certFile, keyFile
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }

@@ -22,10 +22,29 @@ func (r *Refusal) Error() string { return r.Err.Error() }
 // Unwrap returns Err, so that errors.Is finds the sentinel it wraps.
 func (r *Refusal) Unwrap() error { return r.Err }
 
-// IsRefusal reports whether err is, or wraps, a *Refusal.
+// IsRefusal reports whether err is, or wraps, a *Refusal. It walks the
+// chain itself rather than through errors.As, whose target escapes: every
+// reply passes through here, and a Lock+Unlock would pay an allocation
+// per command.
 func IsRefusal(err error) bool {
-	var r *Refusal
-	return errors.As(err, &r)
+	for err != nil {
+		switch e := err.(type) {
+		case *Refusal:
+			return true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if IsRefusal(inner) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // AfterWrite returns err without its Refusal mark, for the failure of a

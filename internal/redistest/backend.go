@@ -3,9 +3,7 @@ package redistest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 )
 
 // Environment variables that steer the choice of backend and image.
@@ -29,8 +27,9 @@ type backend interface {
 	name() string
 	// describe says what the backend runs, for the log line of Start.
 	describe() string
-	// launch starts a fresh server and returns once it answers PING.
-	// On error nothing is left running.
+	// launch starts a fresh server on a leased port and returns once it is
+	// ready (the process backend: INFO server on its port names the
+	// child's pid). On error nothing is left running and nothing leased.
 	launch(spec serverSpec) (server, error)
 }
 
@@ -45,13 +44,14 @@ type server interface {
 	// kill stops the server with SIGKILL and waits until it is gone.
 	// Killing a killed server does nothing.
 	kill() error
-	// start starts a killed server again on the same address and returns
-	// once it answers PING.
+	// start starts a killed server again on the same address, whose lease
+	// it kept, and returns once it is ready as launch says.
 	start() error
 	// pause freezes the server; resume thaws it.
 	pause() error
 	resume() error
-	// destroy thaws and kills the server and frees everything it holds.
+	// destroy thaws and kills the server and frees everything it holds,
+	// its port leases last.
 	destroy() error
 }
 
@@ -72,9 +72,11 @@ type serverSpec struct {
 	// address at which the host and other containers reach it (its peer
 	// address), so that its master and a Sentinel name a reachable replica.
 	announce bool
-	// port, when not empty, is the port to listen on (in a container, the
-	// host port to publish) instead of a free one: launch tries it once.
-	port string
+	// lease, when not nil, holds the port to listen on (in a container,
+	// the host port to publish) instead of a newly leased one: launch
+	// tries it once and takes the lease over (the server releases it when
+	// destroyed, launch when it fails).
+	lease *portLease
 	// sentinel, when not empty, is the text of a sentinel.conf: the server
 	// runs as a Sentinel (--sentinel) instead of a data node, and ignores
 	// the other fields.
@@ -151,20 +153,6 @@ func chooseBackend(testName string, dir func() string) (backend, error) {
 const clusterConfigFile = "nodes.conf"
 
 // launchAttempts bounds how often a backend retries with another port when the
-// one it picked was taken before the server could bind it.
+// one it leased was taken (by a program that takes no leases) before the
+// server could bind it.
 const launchAttempts = 5
-
-// freePort returns a loopback TCP port that was free a moment ago: it listens
-// on 127.0.0.1:0 and closes the listener. Another program may take the port
-// before the caller binds it, so callers retry on a bind failure.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	return strconv.Itoa(port), nil
-}

@@ -25,7 +25,7 @@
 //   - StartSentinel(t, SentinelConfig{}): a primary, 2 replicas and 3
 //     Sentinels (the server program with --sentinel and a generated
 //     sentinel.conf: down-after-milliseconds 1000, failover-timeout 3000,
-//     the replicas and the other Sentinels known from the start, so
+//     parallel-syncs every replica, the replicas and the other Sentinels known from the start, so
 //     that a failover can begin at once), on either backend; in
 //     containers every node and Sentinel announces its bridge gateway
 //     address and published port. Sentinel.Failover runs SENTINEL
@@ -39,7 +39,7 @@
 //     Node.PoolAs connects as one of them. The user default keeps every
 //     right, so the harness and Node.Pool keep working.
 //
-// NewProxy puts a TCP proxy on a loopback port in front of any address (a
+// NewProxy puts a TCP proxy on a leased loopback port in front of any address (a
 // Node's, say) for network-fault tests: pass-through, Delay, DropReplies
 // (commands reach Redis, replies are lost), DropNextReplies (exactly the
 // next n replies are lost, whole, and the stream goes on), BlackHole
@@ -51,12 +51,24 @@
 // Each plain node runs on one of two backends:
 //
 //   - "docker": one container per node (github.com/ory/dockertest/v3), its
-//     port 6379 published on a fixed free port of 127.0.0.1, so that a killed
-//     and restarted node keeps its address. The same port is published on
+//     port 6379 published on a fixed leased port of 127.0.0.1, so that a
+//     killed and restarted node keeps its address. The same port is published on
 //     the host's address on Docker's default bridge, where replicas reach
 //     their master.
-//   - "process": a redis-server child process on a free loopback port, with
-//     a directory of its own for the append-only file and the log.
+//   - "process": a redis-server child process on a leased loopback port,
+//     with a directory of its own for the append-only file and the log. It
+//     is ready once INFO server on its port names its pid (and PING
+//     answers PONG), so that a server of another test on the same port is
+//     never taken for it.
+//
+// Every port the harness listens on or hands to a server (a node's, a
+// cluster bus port, a Sentinel's, a Proxy's, LeasePort's) is leased: it
+// lies in 16384–32767, below Linux's ephemeral range, and is held by an
+// exclusive flock on $TMPDIR/lockzoo-ports/<port>, so test binaries
+// running side by side (go test -p N) never pick the same port. A node
+// keeps its lease while killed and releases it when the test ends, after
+// its server is dead. The files stay in the directory; a crashed test
+// binary's locks go with it.
 //
 // The environment chooses the backend:
 //

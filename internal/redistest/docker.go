@@ -13,7 +13,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 )
 
-// dockerReadyTimeout bounds the wait for a started container to answer PING.
+// dockerReadyTimeout bounds the wait for a started container to be ready.
 const dockerReadyTimeout = 10 * time.Second
 
 // redisPort is the port Redis listens on inside its container.
@@ -33,7 +33,8 @@ func (b *dockerBackend) name() string     { return backendDocker }
 func (b *dockerBackend) describe() string { return "image " + b.image + ", " + b.server }
 
 // launch creates and starts a container whose Redis port is published on a
-// free 127.0.0.1 port, and tries another port when that one was taken.
+// leased 127.0.0.1 port, and tries another port when that one was bound
+// meanwhile by a program that takes no leases.
 func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 	if spec.cluster {
 		// StartCluster uses the process backend; see the package doc.
@@ -48,13 +49,13 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 	}
 	var err error
 	for range launchAttempts {
-		var hostPort string
-		if hostPort, err = freePort(); err != nil {
+		var lease *portLease
+		if lease, err = leasePort(); err != nil {
 			return nil, err
 		}
 		var c *container
-		if c, err = b.create(hostPort, b.announceFlags(flags, hostPort, spec)); err != nil {
-			return nil, err
+		if c, err = b.create(lease, b.announceFlags(flags, lease.port, spec)); err != nil {
+			return nil, errors.Join(err, lease.release())
 		}
 		if spec.acl != "" {
 			if err = c.upload(aclFile, spec.acl); err != nil {
@@ -73,10 +74,12 @@ func (b *dockerBackend) launch(spec serverSpec) (server, error) {
 
 // create creates (but does not start) a container running the server
 // program (redis-server, or LOCKZOO_REDIS_SERVER's base name) with
-// flags, its port published on hostPort of 127.0.0.1 and of the bridge
-// gateway. The entrypoint is set explicitly so that the official image and
+// flags, its port published on the leased port of 127.0.0.1 and of the
+// bridge gateway; the container takes the lease over (destroy releases
+// it). The entrypoint is set explicitly so that the official image and
 // lockzoo/redis:local behave alike.
-func (b *dockerBackend) create(hostPort string, flags []string) (*container, error) {
+func (b *dockerBackend) create(lease *portLease, flags []string) (*container, error) {
+	hostPort := lease.port
 	port := dc.Port(redisPort + "/tcp")
 	created, err := b.client.CreateContainer(dc.CreateContainerOptions{
 		Config: &dc.Config{
@@ -97,7 +100,7 @@ func (b *dockerBackend) create(hostPort string, flags []string) (*container, err
 	if err != nil {
 		return nil, fmt.Errorf("create container from %s: %w", b.image, err)
 	}
-	return &container{client: b.client, id: created.ID, hostPort: hostPort, gateway: b.gateway}, nil
+	return &container{client: b.client, id: created.ID, hostPort: hostPort, gateway: b.gateway, lease: lease}, nil
 }
 
 // portTaken reports whether err says the host port was already bound.
@@ -108,18 +111,21 @@ func portTaken(err error) bool {
 }
 
 // container is one Redis container. Kill and start keep the container, and
-// so its published port and its file system (the append-only file).
+// so its published port, whose lease it holds until destroy, and its file
+// system (the append-only file).
 type container struct {
 	client            *dc.Client
 	id                string
 	hostPort, gateway string
+	lease             *portLease
 }
 
 func (c *container) addr() string              { return net.JoinHostPort("127.0.0.1", c.hostPort) }
 func (c *container) peer() (host, port string) { return c.gateway, c.hostPort }
 
-// start starts the container and waits until Redis answers PING through
-// the published port.
+// start starts the container and waits until Redis answers INFO and PING
+// through the published port (the engine refuses to start a container
+// whose host port another program holds, so any reply there is Redis's).
 func (c *container) start() error {
 	if err := c.client.StartContainer(c.id, nil); err != nil {
 		return fmt.Errorf("start container %.12s: %w", c.id, err)
@@ -134,7 +140,7 @@ func (c *container) start() error {
 		}
 		return nil
 	}
-	if err := waitReady(c.addr(), dockerReadyTimeout, alive); err != nil {
+	if err := waitReady(c.addr(), dockerReadyTimeout, alive, 0); err != nil {
 		return fmt.Errorf("%w\ncontainer log:\n%s", err, c.logTail())
 	}
 	return nil
@@ -184,7 +190,8 @@ func (c *container) resume() error {
 	return nil
 }
 
-// destroy thaws the container and removes it with its volumes.
+// destroy thaws the container, removes it with its volumes and then
+// releases the lease of its port.
 func (c *container) destroy() error {
 	_ = c.client.UnpauseContainer(c.id) // Fails unless paused, which is fine.
 	err := c.client.RemoveContainer(dc.RemoveContainerOptions{ID: c.id, Force: true, RemoveVolumes: true})
@@ -192,7 +199,7 @@ func (c *container) destroy() error {
 	if err != nil && !errors.As(err, &gone) {
 		return fmt.Errorf("remove container %.12s: %w", c.id, err)
 	}
-	return nil
+	return c.lease.release()
 }
 
 // upload writes a file named name holding content into dockerDataDir of

@@ -20,29 +20,29 @@ func (b *dockerBackend) announceFlags(flags []string, hostPort string, spec serv
 // launchSentinel creates and starts a container running a Sentinel with
 // spec's sentinel.conf, copied into dockerDataDir, which announces its
 // peer address to the other Sentinels; it tries another port when the one
-// chosen was taken.
+// leased was taken. It takes spec.lease over, as launch does.
 func (b *dockerBackend) launchSentinel(spec serverSpec) (server, error) {
 	var err error
 	for range launchAttempts {
-		hostPort := spec.port
-		if hostPort == "" {
-			if hostPort, err = freePort(); err != nil {
+		lease := spec.lease
+		if lease == nil {
+			if lease, err = leasePort(); err != nil {
 				return nil, err
 			}
 		}
 		flags := append(sentinelFlags(dockerDataDir+"/"+sentinelConfFile, redisPort), "--bind", "0.0.0.0")
 		var c *container
-		if c, err = b.create(hostPort, flags); err != nil {
-			return nil, err
+		if c, err = b.create(lease, flags); err != nil {
+			return nil, errors.Join(err, lease.release())
 		}
-		conf := spec.sentinel + fmt.Sprintf("sentinel announce-ip %s\nsentinel announce-port %s\n", b.gateway, hostPort)
+		conf := spec.sentinel + fmt.Sprintf("sentinel announce-ip %s\nsentinel announce-port %s\n", b.gateway, lease.port)
 		if err = c.upload(sentinelConfFile, conf); err != nil {
 			return nil, errors.Join(err, c.destroy())
 		}
 		if err = c.start(); err == nil {
 			return c, nil
 		}
-		if derr := c.destroy(); derr != nil || spec.port != "" || !portTaken(err) {
+		if derr := c.destroy(); derr != nil || spec.lease != nil || !portTaken(err) {
 			return nil, errors.Join(err, derr)
 		}
 	}

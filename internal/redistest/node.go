@@ -37,7 +37,9 @@ type Node struct {
 }
 
 // newNode wraps a running server and registers its teardown with t.Cleanup.
+// The server owns its port lease; the node keeps spec without it.
 func newNode(t TB, be backend, srv server, spec serverSpec) *Node {
+	spec.lease = nil
 	n := &Node{t: t, be: be, srv: srv, spec: spec, addr: srv.addr()}
 	n.pool = newPool(n.addr, n.lastKill)
 	t.Cleanup(n.cleanup)
@@ -123,7 +125,10 @@ func (n *Node) Kill() {
 }
 
 // Restart starts the node's server again on the same address, killing it
-// first if it still runs, and returns once it answers PING. The node comes
+// first if it still runs, and returns once it is ready (on the process
+// backend: INFO server on its address names the new process; the port
+// stays leased to the node while it is down, so no other test takes it).
+// When the server does not come back, Restart calls t.Fatalf with its log. The node comes
 // back empty, unless Start was given WithPersistence. A replica comes back as
 // a replica of the same master.
 func (n *Node) Restart() {

@@ -36,32 +36,33 @@ func newProcessBackend(dir func() string) (*processBackend, error) {
 func (b *processBackend) name() string     { return backendProcess }
 func (b *processBackend) describe() string { return b.bin }
 
-// launch starts redis-server on a free port in a fresh directory, and tries
-// another port when the chosen one was taken in the meantime.
+// launch starts redis-server on a leased port in a fresh directory, and
+// tries another port when the leased one was bound meanwhile by a program
+// that takes no leases.
 func (b *processBackend) launch(spec serverSpec) (server, error) {
 	dir := b.dir()
 	var err error
 	for range launchAttempts {
-		port := spec.port
-		if port == "" {
-			if port, err = freePort(); err != nil {
+		lease := spec.lease
+		if lease == nil {
+			if lease, err = leasePort(); err != nil {
 				return nil, err
 			}
 		}
-		p := &process{bin: b.bin, dir: dir, port: port}
+		p := &process{bin: b.bin, dir: dir, port: lease.port, lease: lease}
 		if spec.sentinel != "" {
-			p.args = sentinelFlags(filepath.Join(dir, sentinelConfFile), port)
+			p.args = sentinelFlags(filepath.Join(dir, sentinelConfFile), p.port)
 		} else {
-			p.args = redisFlags(port, spec)
+			p.args = redisFlags(p.port, spec)
 		}
 		p.args = append(p.args, "--bind", "127.0.0.1", "--dir", dir, "--logfile", p.logPath())
-		if err = p.prepare(spec); err != nil {
-			return nil, err
+		if err = p.prepare(spec); err == nil {
+			if err = p.start(); err == nil {
+				return p, nil
+			}
 		}
-		if err = p.start(); err == nil {
-			return p, nil
-		}
-		if spec.port != "" || !strings.Contains(p.logTail(), "already in use") {
+		err = errors.Join(err, p.releaseLeases())
+		if spec.lease != nil || !strings.Contains(p.log(), "already in use") {
 			return nil, err
 		}
 	}
@@ -85,13 +86,14 @@ func (p *process) prepare(spec serverSpec) error {
 		}
 	}
 	if spec.cluster {
-		// The bus port defaults to port+10000, which may lie past 65535.
-		bus, err := freePort()
+		// The bus port defaults to port+10000, which may lie past 65535
+		// and is nobody's lease.
+		bus, err := leasePort()
 		if err != nil {
 			return err
 		}
-		p.bus = bus
-		p.args = append(p.args, "--cluster-port", bus)
+		p.busLease = bus
+		p.args = append(p.args, "--cluster-port", bus.port)
 	}
 	if spec.acl != "" {
 		path := filepath.Join(p.dir, aclFile)
@@ -108,11 +110,14 @@ const aclFile = "users.acl"
 
 // process is one redis-server child process. Its command line is fixed at
 // launch, so a restart binds the same port and reads the same directory.
+// It holds the leases of its ports from launch until destroy, so that no
+// other test takes them while it is killed.
 type process struct {
 	bin, dir, port string
-	// bus is the cluster bus port; empty unless cluster mode is on.
-	bus  string
-	args []string
+	args           []string
+	// lease holds port; busLease holds the cluster bus port, nil unless
+	// cluster mode is on.
+	lease, busLease *portLease
 
 	// cmd is the running or last process; nil before the first start.
 	cmd *exec.Cmd
@@ -138,9 +143,12 @@ func (p *process) running() bool {
 	}
 }
 
-// start execs redis-server and waits until it answers PING. A goroutine
-// reaps the process; it ends when the process exits, which kill and destroy
-// guarantee.
+// start execs redis-server and waits until INFO server on its port names
+// the child's pid: a reply from another server that holds the port (the
+// child then exits, "already in use") is no sign of readiness. On error
+// the child is killed and the error carries its whole log. A goroutine
+// reaps the process; it ends when the process exits, which kill and
+// destroy guarantee.
 func (p *process) start() error {
 	if p.running() {
 		return fmt.Errorf("redis-server on %s is already running", p.addr())
@@ -172,9 +180,9 @@ func (p *process) start() error {
 		}
 		return fmt.Errorf("redis-server on %s exited: %s", p.addr(), cmd.ProcessState)
 	}
-	if err := waitReady(p.addr(), readyTimeout, alive); err != nil {
+	if err := waitReady(p.addr(), readyTimeout, alive, cmd.Process.Pid); err != nil {
 		kerr := p.kill()
-		return errors.Join(fmt.Errorf("%w\nredis-server log:\n%s", err, p.logTail()), kerr)
+		return errors.Join(fmt.Errorf("%w\nredis-server log:\n%s", err, p.log()), kerr)
 	}
 	return nil
 }
@@ -218,29 +226,41 @@ func (p *process) resume() error {
 	return nil
 }
 
-// destroy continues and kills the process; t.TempDir removes its directory.
+// destroy continues and kills the process, then releases its port leases;
+// t.TempDir removes its directory. While the process may still run, its
+// leases are kept.
 func (p *process) destroy() error {
-	if !p.running() {
-		return nil
+	if p.running() {
+		if err := p.signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("continue redis-server on %s: %w", p.addr(), err)
+		}
+		if err := p.kill(); err != nil {
+			return err
+		}
 	}
-	if err := p.signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("continue redis-server on %s: %w", p.addr(), err)
-	}
-	return p.kill()
+	return p.releaseLeases()
 }
 
-// logTail returns the end of the server's log file, for error messages.
-func (p *process) logTail() string {
-	const max = 4 << 10
+// log returns the server's whole log file, for the error of a failed
+// start.
+func (p *process) log() string {
 	b, err := os.ReadFile(p.logPath())
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
-	}
-	if len(b) > max {
-		b = b[len(b)-max:]
 	}
 	return string(b)
 }
 
 // clusterBus returns the cluster bus port, empty unless cluster mode is on.
-func (p *process) clusterBus() string { return p.bus }
+func (p *process) clusterBus() string {
+	if p.busLease == nil {
+		return ""
+	}
+	return p.busLease.port
+}
+
+// releaseLeases releases the leases of the process's ports; it must not
+// run.
+func (p *process) releaseLeases() error {
+	return errors.Join(p.lease.release(), p.busLease.release())
+}

@@ -35,8 +35,10 @@ type Proxy struct {
 	t      TB
 	target string
 	ln     net.Listener
-	pool   *redis.Pool
-	fault  atomic.Pointer[proxyFault]
+	// lease holds the listener's port until close.
+	lease *portLease
+	pool  *redis.Pool
+	fault atomic.Pointer[proxyFault]
 	// dropNext is how many more replies DropNextReplies discards.
 	dropNext atomic.Int64
 	// dropTo is the command name DropReplyTo waits for, nil when disarmed.
@@ -54,18 +56,19 @@ type Proxy struct {
 	wg sync.WaitGroup
 }
 
-// NewProxy starts a proxy on a free 127.0.0.1 port that forwards every
-// connection to target ("host:port", typically a Node's Addr), in
-// pass-through mode. When the test ends (t.Cleanup) it closes its pool, its
-// listener and every connection, and waits until all its goroutines have
-// ended. When it cannot listen it calls t.Fatalf.
+// NewProxy starts a proxy on a leased 127.0.0.1 port (as the harness's
+// servers use) that forwards every connection to target ("host:port",
+// typically a Node's Addr), in pass-through mode. When the test ends
+// (t.Cleanup) it closes its pool, its listener and every connection, waits
+// until all its goroutines have ended and releases its port. When it
+// cannot listen it calls t.Fatalf.
 func NewProxy(t TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, lease, err := listenLeased()
 	if err != nil {
-		t.Fatalf("redistest: NewProxy to %s: listen: %v", target, err)
+		t.Fatalf("redistest: NewProxy to %s: %v", target, err)
 	}
-	p := &Proxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{t: t, target: target, ln: ln, lease: lease, conns: map[net.Conn]struct{}{}}
 	p.fault.Store(passThrough())
 	p.pool = newPool(p.Addr(), func() time.Time { return time.Time{} })
 	p.wg.Go(p.acceptLoop)
@@ -265,6 +268,9 @@ func (p *Proxy) close() {
 		p.t.Errorf("redistest: close proxy %s: %v", p.Addr(), err)
 	}
 	p.wg.Wait()
+	if err := p.lease.release(); err != nil {
+		p.t.Errorf("redistest: proxy %s: %v", p.Addr(), err)
+	}
 }
 
 // String describes the proxy for log lines.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -15,11 +16,11 @@ import (
 const (
 	// doTimeout bounds Node.Do: dialing, writing and reading together.
 	doTimeout = 2 * time.Second
-	// readyTimeout bounds the wait for a started server to answer PING.
+	// readyTimeout bounds the wait for a started server to be ready.
 	readyTimeout = 5 * time.Second
-	// readyPoll is the pause between two PINGs while waiting.
+	// readyPoll is the pause between two probes while waiting.
 	readyPoll = 10 * time.Millisecond
-	// probeTimeout bounds one PING while waiting.
+	// probeTimeout bounds one command of a probe while waiting.
 	probeTimeout = 250 * time.Millisecond
 )
 
@@ -68,27 +69,47 @@ func doTimed(timeout time.Duration, addr, cmd string, args ...any) (any, error) 
 	return do(ctx, addr, cmd, args...)
 }
 
-// waitReady polls addr with PING until it answers PONG, for at most timeout.
-// Between polls it asks alive, which returns an error once the server can no
-// longer come up (its process exited, say); waitReady then gives up at once.
-func waitReady(addr string, timeout time.Duration, alive func() error) error {
+// waitReady polls addr, for at most timeout, until the server there is
+// the one started (INFO server names pid as its process_id; any pid when
+// pid is 0) and it serves commands (PING answers PONG, which it does not
+// while loading its data). Between polls it asks alive, which returns an
+// error once the server can no longer come up (its process exited, say);
+// waitReady then gives up at once.
+func waitReady(addr string, timeout time.Duration, alive func() error, pid int) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		reply, err := redis.String(doTimed(probeTimeout, addr, "PING"))
-		if err == nil && reply == "PONG" {
+		err := probeReady(addr, pid)
+		if err == nil {
 			return nil
 		}
-		if err == nil {
-			err = fmt.Errorf("PING answered %q", reply)
-		}
 		if aerr := alive(); aerr != nil {
-			return fmt.Errorf("%w (last PING: %v)", aerr, err)
+			return fmt.Errorf("%w (last probe: %v)", aerr, err)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no PONG from %s within %v: %w", addr, timeout, err)
+			return fmt.Errorf("%s not ready within %v: %w", addr, timeout, err)
 		}
 		time.Sleep(readyPoll)
 	}
+}
+
+// probeReady returns nil when the server at addr has process_id pid (any
+// when pid is 0) and answers PING with PONG.
+func probeReady(addr string, pid int) error {
+	info, err := redis.String(doTimed(probeTimeout, addr, "INFO", "server"))
+	if err != nil {
+		return fmt.Errorf("INFO server: %w", err)
+	}
+	if got := redisinfo.Fields(info)["process_id"]; pid != 0 && got != strconv.Itoa(pid) {
+		return fmt.Errorf("INFO server names process_id %q, want %d: another server holds the port", got, pid)
+	}
+	reply, err := redis.String(doTimed(probeTimeout, addr, "PING"))
+	if err != nil {
+		return fmt.Errorf("PING: %w", err)
+	}
+	if reply != "PONG" {
+		return fmt.Errorf("PING answered %q", reply)
+	}
+	return nil
 }
 
 // waitSynced polls INFO replication of the replica at addr until its master

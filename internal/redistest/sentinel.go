@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +32,11 @@ type SentinelConfig struct {
 	// A Sentinel waits twice as long before it fails the same master
 	// over again on its own (SENTINEL FAILOVER does not wait).
 	FailoverTimeout time.Duration
+	// ParallelSyncs is the Sentinels' parallel-syncs: how many replicas a
+	// failover re-points at the promoted one at a time; 0 means all of
+	// them, so that the promoted primary gets its replicas back at once
+	// (Sentinel's own default, 1, re-points one after another).
+	ParallelSyncs int
 	// SentinelUsers are ACL users of the Sentinels (user lines in
 	// sentinel.conf), besides the user default with every right and no
 	// password; the data nodes take theirs by WithACL.
@@ -59,6 +63,9 @@ func (cfg SentinelConfig) withDefaults() SentinelConfig {
 	if cfg.FailoverTimeout == 0 {
 		cfg.FailoverTimeout = 3 * time.Second
 	}
+	if cfg.ParallelSyncs == 0 {
+		cfg.ParallelSyncs = cfg.Replicas
+	}
 	return cfg
 }
 
@@ -75,6 +82,8 @@ func (cfg SentinelConfig) check() error {
 		return fmt.Errorf("Quorum = %d: want 1 to Sentinels (%d)", cfg.Quorum, cfg.Sentinels)
 	case cfg.DownAfter < time.Millisecond || cfg.FailoverTimeout < time.Millisecond:
 		return fmt.Errorf("DownAfter = %v, FailoverTimeout = %v: want 1ms or more", cfg.DownAfter, cfg.FailoverTimeout)
+	case cfg.ParallelSyncs < 1:
+		return fmt.Errorf("ParallelSyncs = %d: want 1 or more (0 means every replica)", cfg.ParallelSyncs)
 	}
 	return nil
 }
@@ -102,6 +111,7 @@ func sentinelConf(cfg SentinelConfig, primary string, replicas []string) (string
 	fmt.Fprintf(&b, "sentinel monitor %s %s %s %d\n", cfg.Name, host, port, cfg.Quorum)
 	fmt.Fprintf(&b, "sentinel down-after-milliseconds %s %d\n", cfg.Name, cfg.DownAfter.Milliseconds())
 	fmt.Fprintf(&b, "sentinel failover-timeout %s %d\n", cfg.Name, cfg.FailoverTimeout.Milliseconds())
+	fmt.Fprintf(&b, "sentinel parallel-syncs %s %d\n", cfg.Name, cfg.ParallelSyncs)
 	for _, r := range replicas {
 		host, port, err := net.SplitHostPort(r)
 		if err != nil {
@@ -168,8 +178,9 @@ func (n *Node) peerAddr() string {
 // after their first hello messages (2 s): each gets a port chosen
 // beforehand, an id of its own (sentinel myid) and the others as
 // known-sentinel lines at host, where the data nodes also announce
-// themselves. When a port was taken meanwhile, the whole set starts again
-// on other ports. On error nothing is left running.
+// themselves. When a port was taken meanwhile (by a program that takes no
+// leases), the whole set starts again on other ports. On error nothing is
+// left running and nothing leased.
 func launchSentinels(be backend, conf string, cfg SentinelConfig, host string) ([]server, []serverSpec, error) {
 	var err error
 	for range launchAttempts {
@@ -200,25 +211,28 @@ func launchSentinels(be backend, conf string, cfg SentinelConfig, host string) (
 }
 
 // sentinelSpecs returns the specs of cfg.Sentinels Sentinels on distinct
-// free ports, each with conf, its own id and the others as known
-// Sentinels at host.
+// leased ports (each spec holds its lease, which launch takes over), each
+// with conf, its own id and the others as known Sentinels at host. On
+// error it holds nothing.
 func sentinelSpecs(conf string, cfg SentinelConfig, host string) ([]serverSpec, error) {
 	n := cfg.Sentinels
-	ports, ids := make([]string, n), make([]string, n)
-	for i := range n {
-		for {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			if !slices.Contains(ports[:i], port) {
-				ports[i] = port
-				break
-			}
+	leases, ids := make([]*portLease, n), make([]string, n)
+	release := func() error {
+		var err error
+		for _, l := range leases {
+			err = errors.Join(err, l.release())
 		}
+		return err
+	}
+	for i := range n {
+		l, err := leasePort()
+		if err != nil {
+			return nil, errors.Join(err, release())
+		}
+		leases[i] = l
 		id := make([]byte, 20)
 		if _, err := rand.Read(id); err != nil {
-			return nil, fmt.Errorf("sentinel id: %w", err)
+			return nil, errors.Join(fmt.Errorf("sentinel id: %w", err), release())
 		}
 		ids[i] = hex.EncodeToString(id)
 	}
@@ -229,10 +243,10 @@ func sentinelSpecs(conf string, cfg SentinelConfig, host string) ([]serverSpec, 
 		fmt.Fprintf(&b, "sentinel myid %s\n", ids[i])
 		for j := range n {
 			if j != i {
-				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s %s\n", cfg.Name, host, ports[j], ids[j])
+				fmt.Fprintf(&b, "sentinel known-sentinel %s %s %s %s\n", cfg.Name, host, leases[j].port, ids[j])
 			}
 		}
-		specs[i] = serverSpec{port: ports[i], sentinel: b.String()}
+		specs[i] = serverSpec{lease: leases[i], sentinel: b.String()}
 	}
 	return specs, nil
 }

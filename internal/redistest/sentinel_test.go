@@ -76,6 +76,7 @@ func TestSentinelConf(t *testing.T) {
 		"sentinel monitor mymaster 127.0.0.1 7000 2\n",
 		"sentinel down-after-milliseconds mymaster 1000\n",
 		"sentinel failover-timeout mymaster 3000\n",
+		"sentinel parallel-syncs mymaster 2\n", // every replica (the default, 0)
 		"sentinel known-replica mymaster 127.0.0.1 7001\n",
 		"sentinel known-replica mymaster 10.0.0.1 7002\n",
 		"user default " + defaultRules + "\n",
@@ -97,6 +98,8 @@ func TestSentinelConfigCheck(t *testing.T) {
 		{"negative replicas", SentinelConfig{Replicas: -1}, "Replicas"},
 		{"quorum above sentinels", SentinelConfig{Sentinels: 3, Quorum: 4}, "Quorum"},
 		{"one sentinel", SentinelConfig{Sentinels: 1}, ""},
+		{"negative parallel syncs", SentinelConfig{ParallelSyncs: -1}, "ParallelSyncs"},
+		{"one sync at a time", SentinelConfig{ParallelSyncs: 1}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

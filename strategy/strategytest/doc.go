@@ -50,15 +50,16 @@
 //     the run is black-box on every technique: an unclaimed property's
 //     result is reported, not judged.
 //   - sentinel-failover: 4 Lockers × 2 workers, each Locker over a
-//     sentinel.Pool of its own, contend for 3 keys on a primary with
-//     replicas under 3 Sentinels; the replicas lag (frozen, links cut),
-//     the primary is killed and the Sentinels promote a replica. Sections
-//     begun while the replicas lagged (and the first key's just before)
-//     hold their lock through the failover. Two sections of a key at once
-//     and lost updates of a counter on a separate healthy node are
-//     violations; the account gives the times to the promotion and to a
-//     free key's Lock. It runs on targets with Target.SentinelFailover
-//     only, black-box.
+//     sentinel.Pool of its own, contend for 3 keys on a primary with one
+//     replica more than they wait for, under 3 Sentinels; the replicas
+//     lag (frozen, links cut), the primary is killed for good and the
+//     Sentinels promote a replica. Sections begun while the replicas
+//     lagged (and the first key's just before) hold their lock through
+//     the failover. Two sections of a key at once and lost updates of a
+//     counter on a separate healthy node are violations; Result.Failover
+//     gives the times to the promotion and to a free key's Lock, which
+//     must come within Failover.ResumeBound. It runs on targets with
+//     Target.SentinelFailover only, black-box.
 //
 // Races are narrow windows. For lockzoo's own techniques the scenarios stop
 // clients at the technique's named fault points (internal/fault), so each

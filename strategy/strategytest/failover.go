@@ -82,11 +82,13 @@ type heldKey struct {
 // began while the replicas lag, and those of the first key that began
 // just before, hold their lock through the failover, as a long job does
 // (long). Two sections of a key at once and lost counter updates are
-// violations. The account says when the
+// violations. r.Failover says when the
 // Sentinels named the promoted replica and when locking resumed (a probe
-// locking a free key), both from the death. A Locker that waits for its
-// replicas gets them back: the old primary restarts and follows the
-// promoted replica (Sentinel would make it one 8 s later).
+// locking a free key), both from the death; locking must resume within
+// Failover.ResumeBound, else the scenario fails. The primary has one
+// replica more than the Lockers wait for (sentinelEnv), the Sentinels
+// re-point every surviving replica at once (parallel-syncs), and the old
+// primary stays dead.
 func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	f := &failoverRun{e: e, failedOver: make(chan struct{}), completed: map[string]int{}}
 	f.counter = e.traced(redistest.Start(e.tb, 1)[0].Pool(), "counter")
@@ -152,30 +154,22 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	resumed := make(chan time.Time, 1)
 	wg.Go(func() { f.probe(workCtx, probeLocker, resumed) })
 	promoted := s.WaitFailover(primary)
-	failedOver := time.Since(killed)
-	e.rec.note("", "every Sentinel names %s the master, %v after the death", promoted.Addr(), failedOver.Round(time.Millisecond))
+	fo := &Failover{Promoted: time.Since(killed)}
+	e.rec.note("", "every Sentinel names %s the master, %v after the death", promoted.Addr(), fo.Promoted.Round(time.Millisecond))
 	f.over()
-	rejoined := ""
-	if e.replicas != nil {
-		// The old primary restarts empty, as a master, until it follows
-		// the promoted replica: a pool still on it (or on a replica that
-		// a Sentinel promoted in a failover it did not finish) can take
-		// a lock there, but no replica acknowledges it.
-		primary.Restart()
-		primary.Follow(promoted)
-		e.rec.note("", "the old primary restarts and follows the promoted replica, so that the Lockers' replicas are back")
-		rejoined = fmt.Sprintf(", the old primary followed the promoted replica %v after", time.Since(killed).Round(time.Millisecond))
-	}
 	var resumedAt time.Time
 	select {
 	case resumedAt = <-resumed:
-	case <-time.After(waitBound):
-		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the failover", waitBound))
+	case <-time.After(time.Until(killed.Add(fo.ResumeBound()))):
+		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the primary's death (promotion after %v)",
+			fo.ResumeBound().Round(time.Millisecond), fo.Promoted.Round(time.Millisecond)))
 		return
 	case <-ctx.Done():
 		fail(r, "resume", ctx.Err())
 		return
 	}
+	fo.Resumed = resumedAt.Sub(killed)
+	r.Failover = fo
 	sleepCtx(ctx, failoverAfter)
 	stop()
 	wg.Wait()
@@ -186,8 +180,7 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	}
 	f.judge(ctx, r)
 	r.Account += fmt.Sprintf("; the Sentinels named the promoted replica %v after the primary died, locking resumed %v after it",
-		failedOver.Round(time.Millisecond), resumedAt.Sub(killed).Round(time.Millisecond))
-	r.Account += rejoined
+		fo.Promoted.Round(time.Millisecond), fo.Resumed.Round(time.Millisecond))
 }
 
 // work is one worker: until ctx ends, it locks a key drawn from rng,

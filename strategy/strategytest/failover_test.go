@@ -3,6 +3,7 @@ package strategytest_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ import (
 const failoverRunsEnv = "LOCKZOO_FAILOVER_RUNS"
 
 // failoverTarget is lua_release behind Sentinel, waiting for replicas
-// replicas (the suite gives its primary that many, 2 when it is 0).
+// replicas (the suite gives its primary one more, 3 when it is 0).
 func failoverTarget(replicas int) strategytest.Target {
 	return strategytest.Target{
 		Name:             "lua_release replicas=" + strconv.Itoa(replicas),
@@ -37,12 +38,13 @@ func failoverTarget(replicas int) strategytest.Target {
 }
 
 // TestSentinelFailover runs the sentinel-failover scenario on lua_release
-// over a primary with 2 replicas under 3 Sentinels: 4 Lockers, 8
-// goroutines, 3 keys, the primary killed mid-run each time. With
-// Replicas = 2 it claims NodeFaultTolerant and no run may show an overlap
-// or a lost update; with Replicas = 0 it does not claim it, and what the
-// runs found is logged, not judged. LOCKZOO_FAILOVER_RUNS sets the runs
-// per setting.
+// over a primary with 3 replicas under 3 Sentinels: 4 Lockers, 8
+// goroutines, 3 keys, the primary killed mid-run each time and left dead.
+// With Replicas = 2 it claims NodeFaultTolerant and no run may show an
+// overlap or a lost update; with Replicas = 0 it does not claim it, and
+// what the runs found is logged, not judged. With either, locking resumes
+// within Failover.ResumeBound of the primary's death.
+// LOCKZOO_FAILOVER_RUNS sets the runs per setting.
 func TestSentinelFailover(t *testing.T) {
 	runs := 1
 	if s := os.Getenv(failoverRunsEnv); s != "" {
@@ -53,6 +55,7 @@ func TestSentinelFailover(t *testing.T) {
 	for _, replicas := range []int{2, 0} {
 		t.Run("replicas="+strconv.Itoa(replicas), func(t *testing.T) {
 			violations := 0
+			var promoted, resumed []time.Duration // from the death; after the promotion
 			for i := range runs {
 				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 				results, err := strategytest.Evaluate(ctx, failoverTarget(replicas), strategytest.Options{Scenarios: []string{"sentinel-failover"}})
@@ -66,6 +69,12 @@ func TestSentinelFailover(t *testing.T) {
 				assert.Equal(t, "NodeFaultTolerant", r.Property)
 				assert.False(t, r.WhiteBox, "WhiteBox: the scenario stops no client at a fault point")
 				assert.Contains(t, r.Account, "locking resumed", "the account says when locking resumed")
+				require.NotNil(t, r.Failover, "run %d: Result.Failover: got nil, want the failover's times", i+1)
+				fo := *r.Failover
+				assert.LessOrEqual(t, fo.Resumed, fo.ResumeBound(), "run %d: locking resumed %v after the death, want at most %v (promoted after %v)",
+					i+1, fo.Resumed, fo.ResumeBound(), fo.Promoted)
+				promoted = append(promoted, fo.Promoted)
+				resumed = append(resumed, fo.Resumed-fo.Promoted)
 				violations += r.Violations
 				if replicas == 0 {
 					assert.False(t, r.Claimed, "Claimed with Replicas 0: got true, want false")
@@ -77,7 +86,8 @@ func TestSentinelFailover(t *testing.T) {
 				assert.True(t, r.Claimed, "Claimed with Replicas %d: got false, want true", replicas)
 				assert.Equal(t, strategytest.Holds, r.Verdict, "run %d: %s", i+1, r.Account)
 			}
-			t.Logf("%d run(s) with Replicas %d: %d violations (overlaps and lost updates) in all", runs, replicas, violations)
+			t.Logf("%d run(s) with Replicas %d: %d violations (overlaps and lost updates) in all; promoted %v to %v after the death, locking resumed %v to %v after the promotion",
+				runs, replicas, violations, slices.Min(promoted), slices.Max(promoted), slices.Min(resumed), slices.Max(resumed))
 			if replicas > 0 {
 				assert.Zero(t, violations, "overlaps and lost updates over %d failovers with Replicas %d", runs, replicas)
 			}

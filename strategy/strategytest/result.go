@@ -32,6 +32,28 @@ type Result struct {
 	// nil when the scenario did not run (not applicable, or its setup
 	// failed).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Failover is how long a failover kept locking away, in the
+	// scenarios that fail a primary over (sentinel-failover); nil
+	// elsewhere, and when the scenario did not get that far.
+	Failover *Failover `json:"failover,omitempty"`
+}
+
+// Failover times a failover from the primary's death.
+type Failover struct {
+	// Promoted is when every Sentinel named the promoted replica and it
+	// answered ROLE as a master.
+	Promoted time.Duration `json:"promoted_ns"`
+	// Resumed is when a Lock (of a key no one else locks) first
+	// succeeded after the death.
+	Resumed time.Duration `json:"resumed_ns"`
+}
+
+// ResumeBound is how late after the death locking may resume: the
+// promotion, then as long again, at least a second, to reach the
+// promoted primary and, for a Locker that waits for replicas, for its
+// replicas to follow it.
+func (f Failover) ResumeBound() time.Duration {
+	return f.Promoted + max(time.Second, f.Promoted)
 }
 
 // Expected reports whether the verdict is what the claim predicts: a claimed

@@ -1,7 +1,6 @@
 package strategytest
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -46,15 +45,18 @@ func (e *env) sentinelPools(opts Options, n int) error {
 }
 
 // failoverReplicas is how many replicas the primary of the
-// sentinel-failover scenario has when the target waits for none: the
-// harness's default deployment.
-const failoverReplicas = 2
+// sentinel-failover scenario has when the target waits for none: as many
+// as a target that waits for 2 gets, so that the two differ only in the
+// setting.
+const failoverReplicas = 3
 
 // sentinelEnv gives a target that runs the sentinel-failover scenario (one
-// node, Target.SentinelFailover) a primary with Target.Replicas replicas
-// (failoverReplicas when it waits for none), in sync, under 3 Sentinels,
-// and a sentinel.Pool on it as its pool. Any other target gets plain
-// nodes, only to build its Locker by: the scenario is not applicable.
+// node, Target.SentinelFailover) a primary with Target.Replicas+1
+// replicas (failoverReplicas when it waits for none), in sync, under 3
+// Sentinels, and a sentinel.Pool on it as its pool: once one replica is
+// promoted, the new primary still has the Target.Replicas its Lockers wait
+// for, and the old one stays dead. Any other target gets plain nodes,
+// only to build its Locker by: the scenario is not applicable.
 func (e *env) sentinelEnv() error {
 	t := e.target
 	if !t.SentinelFailover || t.nodes() != 1 {
@@ -65,11 +67,15 @@ func (e *env) sentinelEnv() error {
 		}
 		return nil
 	}
-	s := redistest.StartSentinel(e.tb, redistest.SentinelConfig{Replicas: cmp.Or(t.Replicas, failoverReplicas)})
+	replicas := failoverReplicas
+	if t.Replicas > 0 {
+		replicas = t.Replicas + 1
+	}
+	s := redistest.StartSentinel(e.tb, redistest.SentinelConfig{Replicas: replicas})
 	nodes := s.Nodes()
 	e.sentinel, e.nodes = s, nodes[:1]
+	nodes[0].AwaitAcks(replicas)
 	if t.Replicas > 0 {
-		nodes[0].AwaitAcks(t.Replicas)
 		e.replicas = [][]*redistest.Node{nodes[1:]}
 	}
 	pool, err := e.sentinelPool()

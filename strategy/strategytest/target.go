@@ -29,8 +29,10 @@ type Target struct {
 	// Replicas, when above zero, gives every node the suite starts that
 	// many replicas, in sync before the scenario runs, and the Lockers it
 	// builds Config.Replicas = Replicas: a Locker that waits for every
-	// replica (lua_release+replicas). On servers the suite did not start
-	// (Options.Addrs) neither is done: the Lockers wait for none.
+	// replica (lua_release+replicas); the sentinel-failover scenario
+	// gives the primary one replica more, so that one can be promoted. On
+	// servers the suite did not start (Options.Addrs) neither is done: the
+	// Lockers wait for none.
 	Replicas int
 	// SentinelFailover runs the sentinel-failover scenario on a one-node
 	// target: its Lockers reach the primary through sentinel.Pools and
