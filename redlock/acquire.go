@@ -24,11 +24,11 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 		if v.n >= 0 { // -1: the holder's key has no expiry
 			remaining = time.Duration(max(v.n, 1)) * time.Millisecond
 		}
-		if v.status == 2 && (remaining == 0 || remaining > t.s.nodeTimeout) {
+		if v.status == 2 && (remaining == 0 || remaining > t.cfg.NodeTimeout) {
 			// A token of this Lock call not taken over (this attempt's
 			// own left by its undo, a later attempt's, a hand-off's): it is
 			// released within about NodeTimeout.
-			remaining = t.s.nodeTimeout
+			remaining = t.cfg.NodeTimeout
 		}
 		queued := v.status == 0 && v.fenceSeen != noRefusal
 		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v.released), listened: v.status == 0 && v.listened == 1, queued: queued, fenceSeen: v.fenceSeen}

@@ -16,27 +16,17 @@ type nodeOp func(ctx context.Context, l *link) answer
 // node. The caller reads answers until it can decide, then publishes the
 // decision; a late node's goroutine undoes its call if the round failed.
 type round struct {
-	answers chan answer   // buffered for every node
-	decided chan struct{} // closed once failed is set
-	failed  bool
-
-	// ready wakes collectInto once wakeAt answers came (fewer cannot decide).
-	ready  chan struct{}
-	count  atomic.Int32
-	wakeAt int32
-
-	// awaited marks the nodes whose undo failAndUndo waits for (undone).
-	awaited []bool
-	undone  sync.WaitGroup
-
-	// refused, set before a won decision, runs on every node whose answer
-	// (a refusal, or lost) may have queued the waiter.
-	refused nodeOp
-
-	late lateState // the round's part in technique.late
-
-	// ctx bounds each request by NodeTimeout; the last one cancels it.
-	ctx       context.Context
+	answers   chan answer   // buffered for every node
+	decided   chan struct{} // closed once failed is set
+	failed    bool
+	ready     chan struct{} // wakes collectInto once wakeAt answers came (fewer cannot decide)
+	count     atomic.Int32
+	wakeAt    int32
+	awaited   []bool // the nodes whose undo failAndUndo waits for (undone)
+	undone    sync.WaitGroup
+	refused   nodeOp          // set before a won decision: runs where the answer may have queued the waiter
+	late      lateState       // the round's part in technique.late
+	ctx       context.Context // bounds each request by NodeTimeout; the last one cancels it
 	cancel    context.CancelFunc
 	running   atomic.Int32
 	releasing *pendingRelease // for a release round
@@ -58,11 +48,11 @@ func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo n
 		base = context.WithoutCancel(ctx)
 	}
 	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p, ready: make(chan struct{}, 1)}
-	r.wakeAt = int32(max(1, min(t.s.quorum, len(nodes)-t.s.quorum+1)))
+	r.wakeAt = int32(max(1, min(t.cfg.Quorum, len(nodes)-t.cfg.Quorum+1)))
 	if p != nil {
 		r.ended = make(chan struct{})
 	}
-	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
+	r.ctx, r.cancel = context.WithTimeout(base, t.cfg.NodeTimeout)
 	type admitted struct {
 		n     *node
 		probe bool
@@ -209,7 +199,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		after = undo
 	case !r.failed && r.refused != nil && (a.vote == voteNo && !l.lost || a.vote == voteFailed && a.mayHold):
 		after = r.refused // the request may have queued the waiter here
-	case !r.failed && a.vote == voteYes && r.late.yes(n.index):
+	case !r.failed && a.vote == voteYes && r.late.mark(n.index, nodeYes):
 		// The lease's release came here before our SET: delete it now.
 		after = func(ctx context.Context, l *link) answer {
 			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.Name())
@@ -217,7 +207,7 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		}
 	}
 	if after != nil {
-		uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
+		uctx, ucancel := context.WithTimeout(base, t.cfg.NodeTimeout)
 		_ = guarded(func() { _ = after(uctx, l) }) // best effort: the TTL ends it anyway
 		ucancel()
 	}

@@ -29,10 +29,8 @@ func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 const pointBeforeWriteBack = "redlock/acquire:before-write-back"
 
 var (
-	// errWriteBack: the fencing write-back did not reach a quorum.
 	errWriteBack = errors.New("the fencing write-back did not reach a quorum")
-	// errNotOurs: a write-back found the lock no longer ours on the node.
-	errNotOurs = errors.New("the lock is no longer ours on this node")
+	errNotOurs   = errors.New("the lock is no longer ours on this node") // a write-back's refusal
 )
 
 // fence settles the token of a won round (tl): F, the largest counter of
@@ -51,7 +49,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 			behind = append(behind, t.nodes[i])
 		}
 	}
-	if atF >= t.s.quorum {
+	if atF >= t.cfg.Quorum {
 		return uint64(f), nil
 	}
 	if err := fault.At(ctx, pointBeforeWriteBack); err != nil {
@@ -70,7 +68,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 	// Nothing to undo: a failed acquire releases every node afterwards.
 	r := t.fanOut(ctx, behind, raise, nil, nil)
 	defer r.decide(false)
-	wb := newTally(len(behind), t.s.quorum-atF)
+	wb := newTally(len(behind), t.cfg.Quorum-atF)
 	if err := r.collectInto(ctx, &wb, giveUp); err != nil {
 		return 0, err
 	}

@@ -24,8 +24,7 @@ type lateState struct {
 
 func (r *round) Tracking() *inflight.Entry { return &r.late.Entry }
 
-// Per-node states of a watched round.
-const (
+const ( // a watched round's states by node
 	nodeYes    = 1 // the acquire's yes arrived
 	nodeMissed = 2 // a release found nothing to delete
 )
@@ -35,16 +34,11 @@ func (s *lateState) watch(key string, n int) {
 	s.key, s.nodes = key, room(s.buf[:], n)
 }
 
-// yes records node i's yes, and reports whether a release already missed
-// there: the caller must delete the lock again.
-func (s *lateState) yes(i int) bool {
-	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeYes) && s.nodes[i].Load() == nodeMissed
-}
-
-// missed records that a release found nothing to delete on node i, and
-// reports whether the yes already arrived: the caller must delete again.
-func (s *lateState) missed(i int) bool {
-	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeMissed) && s.nodes[i].Load() == nodeYes
+// mark records on node i our SET's yes (nodeYes) or a release that found
+// nothing to delete (nodeMissed), and reports whether the other came
+// first: then the caller deletes the lock there again.
+func (s *lateState) mark(i int, state int32) bool {
+	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, state) && s.nodes[i].Load() == nodeYes+nodeMissed-state
 }
 
 // releasing tracks, by lock key, this Locker's successful releases whose
@@ -52,30 +46,22 @@ func (s *lateState) missed(i int) bool {
 // such a node deletes the released lock first, rather than being refused.
 type releasing = inflight.Map[*pendingRelease]
 
-// pendingRelease is one release round in releasing: pending marks the
-// nodes whose answer has not come yet.
+// pendingRelease is one release round in releasing.
 type pendingRelease struct {
 	inflight.Entry
 	key, token string
-	pending    []atomic.Bool
+	answered   []atomic.Bool // by node: its answer came
 	buf        [8]atomic.Bool
 }
 
 func (p *pendingRelease) Tracking() *inflight.Entry { return &p.Entry }
 
-// newPendingRelease returns a release of token at key over n nodes, every
-// node pending.
+// newPendingRelease returns a release of token at key over n nodes.
 func newPendingRelease(key, token string, n int) *pendingRelease {
 	p := &pendingRelease{key: key, token: token}
-	p.pending = room(p.buf[:], n)
-	for i := range p.pending {
-		p.pending[i].Store(true)
-	}
+	p.answered = room(p.buf[:], n)
 	return p
 }
-
-// answered records that node i answered the release.
-func (p *pendingRelease) answered(i int) { p.pending[i].Store(false) }
 
 // room returns buf[:n], or a new slice when buf is too short.
 func room[T any](buf []T, n int) []T {

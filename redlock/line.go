@@ -15,13 +15,12 @@ import (
 var releaseSource string
 
 // LineStale is how long a waiter may go without an attempt before a node
-// drops it from its line (protocol.Stale), unless its Locker listens there
-// (LineListened). Lock attempts at least every LineStale/2.
-const LineStale = protocol.Stale
-
-// LineListened is LineStale for a waiter whose Locker listens for notices
-// on the node (protocol.Listened).
-const LineListened = protocol.Listened
+// drops it from its line, LineListened when its Locker listens for notices
+// there. Lock attempts at least every LineStale/2.
+const (
+	LineStale    = protocol.Stale
+	LineListened = protocol.Listened
+)
 
 // Abandon takes a waiter that gave up out of every node's line, passing on
 // a copy of the lock handed to it meanwhile; it waits at most until ctx
@@ -113,7 +112,7 @@ func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine
 // leftHorizon is how long a waiter that left is remembered: an owed
 // requeue is paid within the longest TTL, an undo within NodeTimeout.
 func (t *technique) leftHorizon() time.Duration {
-	return time.Duration(t.maxTTL.Load()) + 2*t.s.nodeTimeout
+	return time.Duration(t.maxTTL.Load()) + 2*t.cfg.NodeTimeout
 }
 
 // HandOff hands h's lock to next, a waiter of the same Locker, in one

@@ -30,8 +30,7 @@ type link struct {
 	lost bool
 }
 
-// SendTwo runs first and second one right after the other on one
-// connection.
+// SendTwo runs first and second back to back on one connection.
 func (l *link) SendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
 	r1, r2, err := l.n.pipe.DoTwo(ctx, first, second)
 	l.note(err)
@@ -75,7 +74,7 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*
 // exchange runs one command on l's node, bounded by ctx (an error reply
 // is a redis.Error); with the restart guard on, through it.
 func (t *technique) exchange(ctx context.Context, l *link, cmd string, args []any) (any, error) {
-	if t.s.guard {
+	if t.guard {
 		return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
 	}
 	reply, err := l.n.pipe.Do(ctx, cmd, args)
@@ -84,13 +83,13 @@ func (t *technique) exchange(ctx context.Context, l *link, cmd string, args []an
 }
 
 // excluded reports whether the restart guard leaves n out of quorums now.
-func (t *technique) excluded(n *node) bool { return t.s.guard && t.rg.Excluded(&n.rg) }
+func (t *technique) excluded(n *node) bool { return t.guard && t.rg.Excluded(&n.rg) }
 
 // exclusion is how long a restarted node stays out of quorums: the
 // longest TTL this Locker used, plus its drift allowance.
 func (t *technique) exclusion() time.Duration {
 	ttl := time.Duration(t.maxTTL.Load())
-	return ttl + t.s.driftFor(ttl)
+	return ttl + t.cfg.driftFor(ttl)
 }
 
 // noteTTL raises the longest TTL seen to ttl.
