@@ -22,8 +22,11 @@ import (
 func TestOwedReleasesToAFrozenNodeEnd(t *testing.T) {
 	locktest.NoLeaks(t)
 	nodes := startNodes(t, 3)
-	const nodeTimeout = 50 * time.Millisecond
-	const ttl = 10 * time.Second
+	// NodeTimeout bounds the healthy nodes' replies too, and every Unlock
+	// needs both: 50 ms failed Unlocks on a loaded machine. The payer gives
+	// up after about 3 NodeTimeouts; the TTL keeps Wait's bound far above.
+	const nodeTimeout = time.Second
+	const ttl = time.Minute
 	l, err := redlock.New(poolsOf(nodes), redlock.Config{Config: strategy.Config{TTL: ttl}, NodeTimeout: nodeTimeout})
 	require.NoError(t, err, "New()")
 	locktest.CloseOnCleanup(t, l)

@@ -152,6 +152,11 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 		if v.prev == prevAbsent && prevLate != nil && prevLate.late.mark(n.index, nodeMissed) {
 			t.releaseOn(ctx, l, keys, prev) // prev's own SET came after us
 		}
+		if a.Waits && (v.queued || v.vote == voteFailed && v.mayHold) && t.left.Has(a.Waiter) {
+			// It gave up meanwhile, and this request may have queued it
+			// after its Abandon's leave: leave again.
+			t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
+		}
 		return v
 	}
 	undo := func(ctx context.Context, l *link) answer {

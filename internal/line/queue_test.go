@@ -278,8 +278,8 @@ func giveWithin(t *testing.T, q *lines, key string, w *Waiter, h handoff) bool {
 	select {
 	case ok := <-done:
 		return ok
-	case <-time.After(time.Second):
-		t.Fatalf("handOff(%q, %q, %+v) did not return within 1s", key, w.Name(), h)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("handOff(%q, %q, %+v) did not return within 10s", key, w.Name(), h)
 		return false
 	}
 }
