@@ -8,8 +8,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
 
-// acquireVote turns an acquire script's reply into a vote, applying the
-// restart guard.
+// acquireVote reads acquire.lua's reply as a vote, with the restart guard.
 func (t *technique) acquireVote(n *node, reply any, err error) answer {
 	if err != nil {
 		// The SET may have run, unless it was never sent.

@@ -36,12 +36,11 @@ type round struct {
 	unsentBuf [8]*node
 }
 
-// fanOut starts op on each of nodes and returns the round; the caller must
-// call decide once. A caller whose ctx ended sends nothing. Each request
-// and undo is bounded by NodeTimeout and runs under ctx's values but not
-// its cancellation: a caller giving up cannot abort a request that may
-// have taken the lock (Locker.Wait waits for them). p is a release's
-// round (see releasing), else nil.
+// fanOut starts op on each of nodes and returns the round (p: a release's,
+// see releasing); the caller must call decide once. A caller whose ctx
+// ended sends nothing. Each request and undo is bounded by NodeTimeout and
+// runs under ctx's values but not its cancellation: a caller giving up
+// cannot abort a request that may have taken the lock (Wait waits).
 func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {

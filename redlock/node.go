@@ -44,8 +44,7 @@ func (l *link) note(err error) {
 	}
 }
 
-// guarded runs fn and turns a panic in it into an error wrapping
-// redisconn.ErrPanicked.
+// guarded runs fn, a panic in it an error wrapping redisconn.ErrPanicked.
 func guarded(fn func()) (err error) {
 	defer func() {
 		if v := recover(); v != nil {

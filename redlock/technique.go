@@ -20,8 +20,7 @@ import (
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
-// technique holds redlock's scripts and per-node state; the engine calls
-// it concurrently.
+// technique is redlock's scripts and state; the engine calls it concurrently.
 type technique struct {
 	nodes []*node
 	cfg   Config // filled in; cfg.Config is the engine's
