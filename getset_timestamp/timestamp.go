@@ -31,15 +31,15 @@ func restore(ctx context.Context, c redis.Conn, key, ours, old string) error {
 }
 
 func restoreOnce(ctx context.Context, c redis.Conn, key, ours, old string) (bool, error) {
-	if _, err := redisconn.DoContext(ctx, c, "WATCH", key); err != nil {
+	if _, err := redisconn.DoWatched(ctx, c, "WATCH", key); err != nil {
 		return false, fmt.Errorf("WATCH: %w", err)
 	}
-	got, err := redis.String(redisconn.DoContext(ctx, c, "GET", key))
+	got, err := redis.String(redisconn.DoWatched(ctx, c, "GET", key))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
 		return false, fmt.Errorf("GET: %w", err)
 	}
 	if err != nil || got != ours {
-		if _, err := redisconn.DoContext(ctx, c, "UNWATCH"); err != nil {
+		if _, err := redisconn.DoWatched(ctx, c, "UNWATCH"); err != nil {
 			return false, fmt.Errorf("UNWATCH: %w", err)
 		}
 		return false, nil
@@ -50,7 +50,7 @@ func restoreOnce(ctx context.Context, c redis.Conn, key, ours, old string) (bool
 	if err := c.Send("SET", key, old); err != nil {
 		return false, fmt.Errorf("SET: %w", err)
 	}
-	replies, err := redis.Values(redisconn.DoContext(ctx, c, "EXEC"))
+	replies, err := redis.Values(redisconn.DoWatched(ctx, c, "EXEC"))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		return false, nil // the key was written after WATCH

@@ -24,7 +24,9 @@ import (
 // error wraps strategy.ErrNotHeld when GET shows the lock is not h's (after
 // an UNWATCH) or when cmd found the key gone; other errors are Redis
 // failures. Left early with an error (a fault hook, ctx), the connection
-// still watches the key; redigo's pool sends UNWATCH when it takes it back.
+// still watches the key; redigo's pool sends UNWATCH when it takes it back,
+// which is why every command goes through redisconn.DoWatched: ctx's
+// deadline bounds each one, and a cancellation is seen between them.
 func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publish bool, cmd string, args ...any) error {
 	return redisconn.WithConn(ctx, pool, func(c redis.Conn) error {
 		for {
@@ -42,15 +44,15 @@ func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publ
 // watchedOnce makes one pass of Watched; done is false, with a nil error,
 // when EXEC aborted and the pass must be repeated.
 func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publish bool, cmd string, args ...any) (done bool, err error) {
-	if _, err := redisconn.DoContext(ctx, c, "WATCH", h.Key); err != nil {
+	if _, err := redisconn.DoWatched(ctx, c, "WATCH", h.Key); err != nil {
 		return false, fmt.Errorf("WATCH %q: %w", h.Key, err)
 	}
-	got, err := redis.String(redisconn.DoContext(ctx, c, "GET", h.Key))
+	got, err := redis.String(redisconn.DoWatched(ctx, c, "GET", h.Key))
 	if err != nil && !errors.Is(err, redis.ErrNil) {
 		return false, fmt.Errorf("GET %q: %w", h.Key, err)
 	}
 	if err != nil || got != h.Value {
-		if _, err := redisconn.DoContext(ctx, c, "UNWATCH"); err != nil {
+		if _, err := redisconn.DoWatched(ctx, c, "UNWATCH"); err != nil {
 			return false, fmt.Errorf("UNWATCH %q: %w", h.Key, err)
 		}
 		return true, fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
@@ -71,7 +73,7 @@ func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publis
 			return false, fmt.Errorf("PUBLISH %q: %w", h.Channel(), err)
 		}
 	}
-	replies, err := redis.Values(redisconn.DoContext(ctx, c, "EXEC"))
+	replies, err := redis.Values(redisconn.DoWatched(ctx, c, "EXEC"))
 	switch {
 	case errors.Is(err, redis.ErrNil):
 		return false, nil // aborted: the key was written after WATCH

@@ -151,6 +151,22 @@ func DoDeadline(ctx context.Context, c redis.Conn, cmd string, args ...any) (any
 	return DoContext(ctx, c, cmd, args...)
 }
 
+// DoWatched is DoContext for a connection inside WATCH or MULTI, which a
+// redigo pool answers with UNWATCH or DISCARD when it takes the
+// connection back. It never uses redigo's DoContext: when ctx ends, that
+// returns at once while its goroutine goes on writing the command, and
+// the pool's UNWATCH then races with it on the connection's buffer (seen
+// under -race: setnx_expire's owner-checked release cut off by its
+// bound). ctx's deadline bounds the command through the read deadline
+// (redis.ConnWithTimeout); a cancellation is seen before the command, not
+// during it; with neither, c's own timeouts bound it.
+func DoWatched(ctx context.Context, c redis.Conn, cmd string, args ...any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return doDeadline(ctx, c, cmd, args...)
+}
+
 // doDeadline bounds one command by ctx's deadline through the connection's
 // read deadline when c implements redis.ConnWithTimeout and ctx has a
 // deadline, and sends it with c.Do otherwise.
