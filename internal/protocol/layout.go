@@ -73,8 +73,10 @@ func (k Keys) All() []any { return []any{k.Lock, k.Fence, k.Line, k.Seen} }
 //   - lock + ":notice" for a key with a hash tag;
 //   - lock + ":notice{" + lock + "}" for a key without braces (the
 //     article techniques' prefix + name), whose tag is the whole key;
-//   - "{" + tag + "}:notice:" + lock for a key with braces but no tag
-//     ("a{}b", "{"), where tag is four bytes of the key's slot (tagFor).
+//   - head + "{" + tag + "}:notice:" + lock for a key with braces but no
+//     tag ("a{}b", "{"), where head is the key up to its first "{" (all
+//     of it without one), so that the channel starts with the prefix as
+//     the key does, and tag is four bytes in the key's slot (tagFor).
 func Channel(lock string) string {
 	switch {
 	case hasHashTag(lock, ""):
@@ -82,7 +84,11 @@ func Channel(lock string) string {
 	case !strings.ContainsAny(lock, "{}"):
 		return lock + noticeSuffix + "{" + lock + "}"
 	}
-	return "{" + tagFor(Slot(lock)) + "}" + noticeSuffix + ":" + lock
+	head := lock
+	if i := strings.IndexByte(lock, '{'); i >= 0 {
+		head = lock[:i]
+	}
+	return head + "{" + tagFor(Slot(lock)) + "}" + noticeSuffix + ":" + lock
 }
 
 // Inbox is the pub/sub channel on which the Locker named locker hears the
@@ -114,11 +120,15 @@ func LockOf(channel string) (string, bool) {
 }
 
 // lockOfTagged reads a channel or inbox of Channel's third form,
-// "{" + tag + "}:notice:" + lock (+ ":" + locker), trying the longest
-// lock first.
+// head + "{" + tag + "}:notice:" + lock (+ ":" + locker), trying the
+// longest lock first.
 func lockOfTagged(channel string) (string, bool) {
-	head := len("{") + tagLen + len("}"+noticeSuffix+":")
-	if len(channel) <= head || channel[0] != '{' || channel[1+tagLen:head] != "}"+noticeSuffix+":" {
+	open := strings.IndexByte(channel, '{')
+	if open < 0 {
+		return "", false
+	}
+	head := open + len("{") + tagLen + len("}"+noticeSuffix+":")
+	if len(channel) <= head || channel[open+1+tagLen:head] != "}"+noticeSuffix+":" {
 		return "", false
 	}
 	for lock := channel[head:]; ; {

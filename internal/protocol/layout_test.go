@@ -99,11 +99,11 @@ func TestChannelSharesTheLockSlot(t *testing.T) {
 		{"lock:{orders:42}", "lock:{orders:42}:notice"},
 		{"app:orders:{42}", "app:orders:{42}:notice"},
 		{"lock:orders:42", "lock:orders:42:notice{lock:orders:42}"},
-		{"lock:a{b", "{>080}:notice:lock:a{b"},
-		{"lock:a}b", "{>0>0}:notice:lock:a}b"},
-		{"a{}b", "{3991}:notice:a{}b"},
+		{"lock:a{b", "lock:a{>080}:notice:lock:a{b"},
+		{"lock:a}b", "lock:a}b{>0>0}:notice:lock:a}b"},
+		{"a{}b", "a{3991}:notice:a{}b"},
 		{"{", "{0471}:notice:{"},
-		{"}{", "{3>68}:notice:}{"},
+		{"}{", "}{3>68}:notice:}{"},
 		{"{0471}:notice:x", "{0471}:notice:x:notice"}, // a tagged key that looks like the third form
 	}
 	for _, tt := range tests {
