@@ -152,8 +152,7 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 			t.releaseOn(ctx, l, keys, prev) // prev's own SET came after us
 		}
 		if a.Waits && (v.queued || v.vote == voteFailed && v.mayHold) && t.left.Has(a.Waiter) {
-			// It gave up meanwhile, and this request may have queued it
-			// after its Abandon's leave: leave again.
+			// It gave up meanwhile; this may have queued it after its leave.
 			t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
 		}
 		return v
