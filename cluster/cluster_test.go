@@ -33,6 +33,7 @@ func TestCluster(t *testing.T) {
 		{"routing", 0, testRouting},
 		{"contention across masters", 0, testContentionAcrossMasters},
 		{"every technique", 0, testEveryTechnique},
+		{"brace keys", 0, testBraceKeys},
 		{"spread over masters", 0, testSpreadOverMasters},
 		{"shard notices stay in the shard", 0, testShardNoticesStayInTheShard},
 		{"suite", 0, testSuite},

@@ -230,7 +230,7 @@ func (c *conn) link(ctx context.Context, n *node) (*link, error) {
 		if rc != nil {
 			rc.Close()
 		}
-		c.p.topo.request() // the node may be gone
+		c.p.topo.failed(n.addr) // the node may be gone
 		return nil, c.fail(fmt.Errorf("connect to %s: %w", n.addr, err))
 	}
 	l := &link{n: n, c: rc}

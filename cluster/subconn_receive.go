@@ -113,7 +113,7 @@ func (c *subConn) connect(ctx context.Context) error {
 			c.stale = true
 			c.quietUntil = time.Now().Add(placeRetry)
 			c.mu.Unlock()
-			c.p.topo.request()
+			c.p.topo.failed(n.addr)
 			continue
 		}
 		c.mu.Lock()

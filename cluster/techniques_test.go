@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockzoo/lockzoo/cluster"
+	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -52,6 +53,54 @@ func testEveryTechnique(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 				return
 			}
 			require.NoError(t, lease.Unlock(context.Background()), "Unlock after Extend")
+		})
+	}
+}
+
+// braceNames are lock names with braces but no hash tag of their own.
+var braceNames = []string{"a{}b", "{", "x}y", "}{", "{}"}
+
+// testBraceKeys: a lock name with braces but no hash tag (so the whole
+// key is hashed) has its notice channel and inboxes in the lock's slot, as
+// CLUSTER KEYSLOT says, and every single-node technique locks, hands off
+// and notifies (SPUBLISH in the release's script or transaction) on such
+// keys under contention. lua_release's keys for such a name (LockKey) share
+// one slot.
+func testBraceKeys(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
+	for _, name := range braceNames {
+		for _, key := range protocol.LockKeys(strategy.DefaultPrefix, name) {
+			want := c.Slot(key)
+			assert.Equal(t, want, c.Slot(protocol.Channel(key)), "slot of Channel(%q) = %q, want the lock's", key, protocol.Channel(key))
+			assert.Equal(t, want, c.Slot(protocol.Inbox(key, "L:1")), "slot of Inbox(%q) = %q, want the lock's", key, protocol.Inbox(key, "L:1"))
+		}
+		tagged := protocol.KeysOf(protocol.LockKey(strategy.DefaultPrefix, name))
+		for _, k := range tagged.All() {
+			assert.Equal(t, c.Slot(tagged.Lock), c.Slot(k.(string)), "slot of %q, want that of the lock key %q", k, tagged.Lock)
+		}
+	}
+	for _, target := range techniques.All() {
+		if target.Nodes != 1 {
+			continue
+		}
+		t.Run(target.Name, func(t *testing.T) {
+			tl := newTally(braceNames)
+			var ls []strategy.Locker
+			for range 2 {
+				l, err := target.New([]strategy.Pool{p}, strategy.Config{TTL: 10 * time.Second})
+				require.NoError(t, err)
+				t.Cleanup(func() {
+					if cl, ok := l.(interface{ Close() error }); ok {
+						cl.Close()
+					}
+				})
+				ls = append(ls, l)
+			}
+			spublish := commandCalls(t, c, "spublish")
+			stop := make(chan struct{})
+			close(stop)
+			tl.contend(ls, braceNames, 10, stop)
+			tl.check(t)
+			assert.Greater(t, commandCalls(t, c, "spublish"), spublish, "SPUBLISH notices on the masters")
 		})
 	}
 }

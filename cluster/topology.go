@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,13 +18,23 @@ const (
 	askTimeout = time.Second
 	// refreshTimeout bounds one refresh of the refresher.
 	refreshTimeout = 5 * time.Second
+	// pollEvery is how often the refresher reads the map, without being
+	// asked, while a master it names could not be reached: the replica
+	// that takes over shows within it, not at the next failed command.
+	pollEvery = 100 * time.Millisecond
+	// suspectFor is how long after its last failed connect a master
+	// keeps the refresher polling.
+	suspectFor = 5 * time.Second
 )
 
 // topology runs a Pool's refresher: one goroutine, started by New and
 // ended by Close, that reads the slot map again when asked (after a
-// MOVED, a failed node, an unserved slot), at most once per refreshEvery.
+// MOVED, a failed node, an unserved slot), at most once per refreshEvery,
+// and every pollEvery while a master of the map is suspect (failed).
 type topology struct {
-	requests chan struct{} // one pending request at most
+	mu       sync.Mutex
+	suspects map[string]time.Time // master address -> its last failed connect
+	requests chan struct{}        // one pending request at most
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the goroutine ends
 	once     sync.Once
@@ -53,6 +64,35 @@ func (t *topology) request() {
 	}
 }
 
+// failed records that a connect to the node at addr failed and asks for a
+// refresh: while the map names it a master, the refresher polls.
+func (t *topology) failed(addr string) {
+	t.mu.Lock()
+	if t.suspects == nil {
+		t.suspects = map[string]time.Time{}
+	}
+	t.suspects[addr] = time.Now()
+	t.mu.Unlock()
+	t.request()
+}
+
+// polling forgets the suspects that p's map no longer names as masters or
+// that failed last over suspectFor ago, and reports whether any is left.
+func (t *topology) polling(p *Pool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.suspects) == 0 {
+		return false
+	}
+	masters := p.Masters()
+	for addr, at := range t.suspects {
+		if time.Since(at) > suspectFor || !slices.Contains(masters, addr) {
+			delete(t.suspects, addr)
+		}
+	}
+	return len(t.suspects) > 0
+}
+
 // stop ends the refresher and waits for it.
 func (t *topology) stop() {
 	t.once.Do(func() {
@@ -63,19 +103,33 @@ func (t *topology) stop() {
 	})
 }
 
-// run serves refresh requests until ctx is cancelled (Close).
+// run serves refresh requests, and polls while a master is suspect,
+// until ctx is cancelled (Close).
 func (t *topology) run(ctx context.Context, p *Pool) {
 	defer close(t.done)
+	poll := false
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.requests:
+		if poll {
+			select {
+			case <-t.requests: // this refresh serves it
+			default:
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.requests:
+			}
 		}
 		rctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 		_ = p.refresh(rctx) // a failure leaves the map as it was; the next failure asks again
 		cancel()
-		wait := time.NewTimer(refreshEvery)
+		poll = t.polling(p)
+		every := refreshEvery
+		if poll {
+			every = pollEvery
+		}
+		wait := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
 			wait.Stop()

@@ -24,11 +24,11 @@ func (t *technique) acquireVote(n *node, reply any, err error) answer {
 		if v.n >= 0 { // -1: the holder's key has no expiry
 			remaining = time.Duration(max(v.n, 1)) * time.Millisecond
 		}
-		if v.status == 2 && (remaining == 0 || remaining > t.s.nodeTimeout) {
+		if v.status == 2 && (remaining == 0 || remaining > t.cfg.NodeTimeout) {
 			// A token of this Lock call not taken over (this attempt's
 			// own left by its undo, a later attempt's, a hand-off's): it is
 			// released within about NodeTimeout.
-			remaining = t.s.nodeTimeout
+			remaining = t.cfg.NodeTimeout
 		}
 		queued := v.status == 0 && v.fenceSeen != noRefusal
 		return answer{vote: voteNo, remaining: remaining, prev: prevOf(v.released), listened: v.status == 0 && v.listened == 1, queued: queued, fenceSeen: v.fenceSeen}
@@ -46,17 +46,14 @@ func prevOf(released int64) prevState {
 	return prevAbsent
 }
 
-// acquireReply is acquire.lua's reply: status 1 taken (n: the fencing
-// counter), 0 refused, 2 refused by a token of this Lock call (n: the
-// holder's PTTL, -1 without expiry); released 1 when the lock to release
-// first was deleted; listened 1 when the node saw the waiter's Locker
-// listening; fenceSeen the counter a refusal that queued the waiter saw,
-// else noRefusal.
+// acquireReply is acquire.lua's reply: status 1 taken (n: the counter), 0
+// refused, 2 refused by a token of this Lock call (n: the holder's PTTL,
+// -1 without expiry); released, listened: 1 or 0; fenceSeen: the counter
+// a refusal that queued the waiter saw, else noRefusal.
 type acquireReply struct{ status, n, released, listened, fenceSeen int64 }
 
-// readAcquire decodes acquire.lua's reply: a bare counter is {1, counter,
-// 0, 0, noRefusal}, and a shorter array ends with listened 0 and
-// noRefusal. It reports false for any other shape.
+// readAcquire decodes acquire.lua's reply (a bare counter, or an array of
+// 3 to 5); it reports false for any other shape.
 func readAcquire(reply any) (acquireReply, bool) {
 	out := acquireReply{fenceSeen: noRefusal}
 	if f, ok := reply.(int64); ok {

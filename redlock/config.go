@@ -50,46 +50,37 @@ type Config struct {
 	DisableRestartGuard bool
 }
 
-// settings is a Config checked against the pools, with its defaults.
-type settings struct {
-	quorum      int
-	drift       float64
-	nodeTimeout time.Duration
-	guard       bool
-}
-
-// check validates cfg for pools and fills in defaults; ttl is the TTL
-// after strategy's defaults. Errors wrap strategy.ErrInvalidConfig and
-// name the field.
-func check(pools []strategy.Pool, cfg Config, ttl time.Duration) (settings, error) {
+// check validates cfg for pools and returns it with its defaults filled
+// in; ttl is the TTL after strategy's defaults. Errors wrap
+// strategy.ErrInvalidConfig and name the field.
+func check(pools []strategy.Pool, cfg Config, ttl time.Duration) (Config, error) {
 	if len(pools) == 0 {
-		return settings{}, fmt.Errorf("%w: pools is empty, want at least one Redis node", strategy.ErrInvalidConfig)
+		return cfg, fmt.Errorf("%w: pools is empty, want at least one Redis node", strategy.ErrInvalidConfig)
 	}
 	for i, p := range pools {
 		if err := engine.CheckPool(p, fmt.Sprintf("pools[%d]", i)); err != nil {
-			return settings{}, err
+			return cfg, err
 		}
 	}
-	s := settings{quorum: cfg.Quorum, drift: cfg.DriftFactor, nodeTimeout: cfg.NodeTimeout, guard: !cfg.DisableRestartGuard}
 	switch n := len(pools); {
-	case s.quorum == 0:
-		s.quorum = n/2 + 1
-	case s.quorum < 1 || s.quorum > n:
-		return settings{}, fmt.Errorf("%w: Quorum %d is outside 1..%d (the number of pools)", strategy.ErrInvalidConfig, s.quorum, n)
+	case cfg.Quorum == 0:
+		cfg.Quorum = n/2 + 1
+	case cfg.Quorum < 1 || cfg.Quorum > n:
+		return cfg, fmt.Errorf("%w: Quorum %d is outside 1..%d (the number of pools)", strategy.ErrInvalidConfig, cfg.Quorum, n)
 	}
 	switch {
-	case s.drift < 0:
-		return settings{}, fmt.Errorf("%w: DriftFactor %v is negative", strategy.ErrInvalidConfig, s.drift)
-	case s.drift == 0:
-		s.drift = DefaultDriftFactor
+	case cfg.DriftFactor < 0:
+		return cfg, fmt.Errorf("%w: DriftFactor %v is negative", strategy.ErrInvalidConfig, cfg.DriftFactor)
+	case cfg.DriftFactor == 0:
+		cfg.DriftFactor = DefaultDriftFactor
 	}
 	switch {
-	case s.nodeTimeout < 0:
-		return settings{}, fmt.Errorf("%w: NodeTimeout %v is negative", strategy.ErrInvalidConfig, s.nodeTimeout)
-	case s.nodeTimeout == 0:
-		s.nodeTimeout = DefaultNodeTimeout(ttl)
+	case cfg.NodeTimeout < 0:
+		return cfg, fmt.Errorf("%w: NodeTimeout %v is negative", strategy.ErrInvalidConfig, cfg.NodeTimeout)
+	case cfg.NodeTimeout == 0:
+		cfg.NodeTimeout = DefaultNodeTimeout(ttl)
 	}
-	return s, nil
+	return cfg, nil
 }
 
 // DefaultNodeTimeout returns the NodeTimeout for a TTL of ttl when
@@ -100,6 +91,6 @@ func DefaultNodeTimeout(ttl time.Duration) time.Duration {
 }
 
 // driftFor returns the time set aside for clock drift on a lock of ttl.
-func (s settings) driftFor(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*s.drift) + DriftFloor
+func (c *Config) driftFor(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.DriftFactor) + DriftFloor
 }

@@ -3,9 +3,6 @@
 // https://redis.io/docs/latest/develop/use/patterns/distributed-locks/)
 // over N independent Redis masters, with fencing tokens, a line of waiters
 // and a guard against nodes that restart without their data.
-//
-//	import "github.com/lockzoo/lockzoo/redlock"
-//
 // docs/redlock.md has the detail: what each request carries, the hand-off
 // rules, the fencing proof, owed releases and the restart guard.
 //
@@ -47,8 +44,7 @@
 //
 // # Weaknesses
 //
-//   - A Quorum below a majority breaks mutual exclusion (Config{Quorum: 1}
-//     is article 003's rule).
+//   - A Quorum below a majority breaks mutual exclusion.
 //   - A node restarted without persistence can let two clients hold the
 //     lock when the restart guard is off or the client is new.
 //   - Safety relies on bounded clock drift: nodes expire keys by their own
@@ -67,6 +63,4 @@
 //     protocol.FenceRetention.
 //   - A frozen node runs the commands sent to it when it resumes; a SET it
 //     runs then stays until its TTL unless the owed release reaches it.
-//   - A round crosses several goroutines, so CPU-bound goroutines on every
-//     processor slow it (BenchmarkLockUnlockBusyCPU).
 package redlock

@@ -8,48 +8,31 @@ import (
 	"time"
 )
 
-// nodeOp runs one request on one node over l, bounded by ctx; undoOp is
-// one more call on the node after the round's decision.
+// nodeOp runs one request on one node over l, bounded by ctx; an undo
+// after the round's decision is one too, its answer dropped.
 type nodeOp func(ctx context.Context, l *link) answer
-
-type undoOp func(ctx context.Context, l *link)
 
 // round is one request sent to every node in parallel, a goroutine per
 // node. The caller reads answers until it can decide, then publishes the
 // decision; a late node's goroutine undoes its call if the round failed.
 type round struct {
-	answers chan answer   // buffered for every node
-	decided chan struct{} // closed once failed is set
-	failed  bool
-
-	// ready wakes collectInto once wakeAt answers came (fewer cannot decide).
-	ready  chan struct{}
-	count  atomic.Int32
-	wakeAt int32
-
-	// awaited marks the nodes whose undo failAndUndo waits for (undone).
-	awaited []bool
-	undone  sync.WaitGroup
-
-	// refused, set before a won decision, runs on every node whose answer
-	// (a refusal, or lost) may have queued the waiter.
-	refused undoOp
-
-	late lateState // the round's part in technique.late
-
-	// ctx bounds each request by NodeTimeout; the last one cancels it.
-	ctx       context.Context
+	answers   chan answer   // buffered for every node
+	decided   chan struct{} // closed once failed is set
+	failed    bool
+	ready     chan struct{} // wakes collectInto once wakeAt answers came (fewer cannot decide)
+	count     atomic.Int32
+	wakeAt    int32
+	awaited   []bool // the nodes whose undo failAndUndo waits for (undone)
+	undone    sync.WaitGroup
+	refused   nodeOp          // set before a won decision: runs where the answer may have queued the waiter
+	late      lateState       // the round's part in technique.late
+	ctx       context.Context // bounds each request by NodeTimeout; the last one cancels it
 	cancel    context.CancelFunc
 	running   atomic.Int32
-	releasing *pendingRelease // for a release round (fanOutThen)
-
-	// For a release round (releaseDone).
-	skipped []*node
-	ended   chan struct{}
-	spent   bool
-
-	// unsent is the nodes sent nothing: skipped, or ctx had ended.
-	unsent    []*node
+	releasing *pendingRelease // for a release round
+	ended     chan struct{}   // for a release round: closed by releaseDone
+	spent     bool
+	unsent    []*node // nodes sent nothing: skipped, or ctx had ended
 	unsentBuf [8]*node
 }
 
@@ -57,23 +40,19 @@ type round struct {
 // call decide once. A caller whose ctx ended sends nothing. Each request
 // and undo is bounded by NodeTimeout and runs under ctx's values but not
 // its cancellation: a caller giving up cannot abort a request that may
-// have taken the lock (Locker.Wait waits for them).
-func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo undoOp) *round {
-	return t.fanOutThen(ctx, nodes, op, undo, nil)
-}
-
-// fanOutThen is fanOut for a release round p (see releasing).
-func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, undo undoOp, p *pendingRelease) *round {
+// have taken the lock (Locker.Wait waits for them). p is a release's
+// round (see releasing), else nil.
+func (t *technique) fanOut(ctx context.Context, nodes []*node, op nodeOp, undo nodeOp, p *pendingRelease) *round {
 	base := ctx
 	if _, bounded := ctx.Deadline(); bounded || ctx.Done() != nil {
 		base = context.WithoutCancel(ctx)
 	}
 	r := &round{answers: make(chan answer, len(nodes)), decided: make(chan struct{}), releasing: p, ready: make(chan struct{}, 1)}
-	r.wakeAt = int32(max(1, min(t.s.quorum, len(nodes)-t.s.quorum+1)))
+	r.wakeAt = int32(max(1, min(t.cfg.Quorum, len(nodes)-t.cfg.Quorum+1)))
 	if p != nil {
 		r.ended = make(chan struct{})
 	}
-	r.ctx, r.cancel = context.WithTimeout(base, t.s.nodeTimeout)
+	r.ctx, r.cancel = context.WithTimeout(base, t.cfg.NodeTimeout)
 	type admitted struct {
 		n     *node
 		probe bool
@@ -91,9 +70,6 @@ func (t *technique) fanOutThen(ctx context.Context, nodes []*node, op nodeOp, un
 		} else {
 			r.unsent = append(r.unsent, n)
 			r.put(answer{node: n.index, vote: voteFailed, err: n.br.Skipped()})
-			if p != nil {
-				r.skipped = append(r.skipped, n)
-			}
 		}
 	}
 	r.running.Store(int32(len(calls)))
@@ -117,7 +93,7 @@ func (t *technique) releaseDone(r *round, spent bool) {
 	r.spent = spent
 	close(r.ended)
 	if spent {
-		for _, n := range r.skipped {
+		for _, n := range r.unsent { // skipped: a ctx that ended fails the release
 			t.owe(n, keysOf(r.releasing.key), r.releasing.token)
 		}
 	}
@@ -196,7 +172,7 @@ func (r *round) settle(ctx context.Context, tl *tally, all bool) error {
 }
 
 // runNode is the goroutine of one node in one round.
-func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo undoOp) {
+func (t *technique) runNode(base context.Context, r *round, n *node, probe bool, op nodeOp, undo nodeOp) {
 	defer t.bg.Done()
 	l, a := t.call(r.ctx, n, probe, op)
 	if r.running.Add(-1) == 0 {
@@ -217,21 +193,22 @@ func (t *technique) runNode(base context.Context, r *round, n *node, probe bool,
 		return
 	}
 	<-r.decided
-	var after undoOp
+	var after nodeOp
 	switch {
 	case r.failed && a.mayHold:
 		after = undo
 	case !r.failed && r.refused != nil && (a.vote == voteNo && !l.lost || a.vote == voteFailed && a.mayHold):
 		after = r.refused // the request may have queued the waiter here
-	case !r.failed && a.vote == voteYes && r.late.yes(n.index):
+	case !r.failed && a.vote == voteYes && r.late.mark(n.index, nodeYes):
 		// The lease's release came here before our SET: delete it now.
-		after = func(ctx context.Context, l *link) {
+		after = func(ctx context.Context, l *link) answer {
 			t.releaseOn(ctx, l, keysOf(r.late.key), r.late.Name())
+			return answer{}
 		}
 	}
 	if after != nil {
-		uctx, ucancel := context.WithTimeout(base, t.s.nodeTimeout)
-		_ = guarded(func() { after(uctx, l) }) // best effort: the TTL ends it anyway
+		uctx, ucancel := context.WithTimeout(base, t.cfg.NodeTimeout)
+		_ = guarded(func() { _ = after(uctx, l) }) // best effort: the TTL ends it anyway
 		ucancel()
 	}
 	if r.awaited != nil && r.awaited[n.index] {

@@ -20,33 +20,26 @@ var (
 	raiseSource string
 )
 
-// FenceKey is the Redis key of the fencing counter every node keeps for the
-// lock key rkey, as lua_release names it. It expires
-// protocol.FenceRetention after the TTL of the last lock it fenced.
+// FenceKey is the key of the fencing counter every node keeps for rkey,
+// as lua_release names it; it expires protocol.FenceRetention after the
+// TTL of the last lock it fenced.
 func FenceKey(rkey string) string { return protocol.KeysOf(rkey).Fence }
 
-// pointBeforeWriteBack is reached before the write-back round; tests gate
-// it to change a node in between.
+// pointBeforeWriteBack is the fault point before the write-back.
 const pointBeforeWriteBack = "redlock/acquire:before-write-back"
 
 var (
-	// errWriteBack: the fencing write-back did not reach a quorum.
 	errWriteBack = errors.New("the fencing write-back did not reach a quorum")
-	// errNotOurs: a write-back found the lock no longer ours on the node.
-	errNotOurs = errors.New("the lock is no longer ours on this node")
+	errNotOurs   = errors.New("the lock is no longer ours on this node") // a write-back's refusal
 )
 
-// fence settles the fencing token of a won round (tl): F, the largest
-// counter its yes-voters returned. When fewer than a quorum returned F, a
-// second round raises the counters below F (raise.lua, while the lock
-// still holds our token), and must leave a quorum at F or above; else it
-// returns an error wrapping errWriteBack and the nodes' failures,
-// ctx.Err(), or errValidity once budget (the validity left) ran out.
+// fence settles the token of a won round (tl): F, the largest counter of
+// its yes-voters. When fewer than a quorum returned F, raise.lua raises
+// the others while our lock holds there, leaving a quorum at F or above,
+// or it returns an error wrapping errWriteBack and the failures, ctx.Err()
+// or errValidity once budget ran out.
 func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl *tally, budget time.Duration) (uint64, error) {
-	var f int64
-	for _, c := range tl.counters {
-		f = max(f, c)
-	}
+	f := tl.top
 	var behind []*node
 	atF := 0
 	for i, c := range tl.counters {
@@ -56,7 +49,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 			behind = append(behind, t.nodes[i])
 		}
 	}
-	if atF >= t.s.quorum {
+	if atF >= t.cfg.Quorum {
 		return uint64(f), nil
 	}
 	if err := fault.At(ctx, pointBeforeWriteBack); err != nil {
@@ -73,9 +66,9 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 		return v
 	}
 	// Nothing to undo: a failed acquire releases every node afterwards.
-	r := t.fanOut(ctx, behind, raise, nil)
+	r := t.fanOut(ctx, behind, raise, nil, nil)
 	defer r.decide(false)
-	wb := newTally(len(behind), t.s.quorum-atF)
+	wb := newTally(len(behind), t.cfg.Quorum-atF)
 	if err := r.collectInto(ctx, &wb, giveUp); err != nil {
 		return 0, err
 	}

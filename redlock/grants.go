@@ -57,8 +57,11 @@ func (g *grants) newWaiting(rkey string, n int) *waiting {
 	return &waiting{rkey: rkey, nodes: make([]nodeGrant, n)}
 }
 
-// recycle keeps w, out of byWaiter with no timer, for newWaiting.
-func (g *grants) recycle(w *waiting) {
+// drop forgets waiter's w, stops its timer and keeps it for newWaiting.
+// g.mu is held.
+func (g *grants) drop(waiter string, w *waiting) {
+	w.stopGather()
+	delete(g.byWaiter, waiter)
 	clear(w.nodes)
 	*w = waiting{nodes: w.nodes}
 	g.free.Put(w)
@@ -138,12 +141,10 @@ func (t *technique) LockEnded(rkey, waiter string) {
 	if w == nil || w.rkey != rkey || w.delivered {
 		return
 	}
-	w.stopGather()
-	delete(g.byWaiter, waiter)
 	if handed := t.nodesThatHanded(w, true); len(handed) > 0 {
 		t.passOnNodes(w.rkey, waiter, handed)
 	}
-	g.recycle(w)
+	g.drop(waiter, w)
 }
 
 // NodeHandOff records that node handed rkey's lock to waiter with token
@@ -179,10 +180,8 @@ func (t *technique) settleDelivered(waiter string) {
 	if w == nil || !w.delivered {
 		return
 	}
-	w.stopGather()
-	delete(g.byWaiter, waiter)
 	t.leaveNodes(w.rkey, waiter, w.ttl, t.nodesThatHanded(w, false))
-	g.recycle(w)
+	g.drop(waiter, w)
 }
 
 // nodesThatHanded returns the nodes that ever handed w's waiter a copy, or
@@ -229,10 +228,10 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if counted == 0 {
 		return
 	}
-	if counted < t.s.quorum {
+	if counted < t.cfg.Quorum {
 		if w.gather == nil {
 			rkey := w.rkey
-			w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.line.Poke(rkey, waiter) })
+			w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.line.Poke(rkey, waiter) })
 		}
 		return
 	}
@@ -242,9 +241,9 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 			atTop++
 		}
 	}
-	validity := w.ttl - t.s.driftFor(w.ttl)
+	validity := w.ttl - t.cfg.driftFor(w.ttl)
 	w.stopGather()
-	if atTop < t.s.quorum || time.Since(w.start) >= validity {
+	if atTop < t.cfg.Quorum || time.Since(w.start) >= validity {
 		// Its next attempt takes the copies and settles the fence.
 		t.line.Poke(w.rkey, waiter)
 		return
@@ -257,7 +256,7 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 		return
 	}
 	w.delivered = true
-	w.gather = time.AfterFunc(t.s.nodeTimeout, func() { t.settleDelivered(waiter) })
+	w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.settleDelivered(waiter) })
 }
 
 // stopGather stops the gather timer, if any. grants.mu is held.

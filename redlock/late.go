@@ -7,11 +7,10 @@ import (
 	"github.com/lockzoo/lockzoo/internal/inflight"
 )
 
-// lateRounds tracks, by token, the won acquire rounds still waiting for
-// slow nodes. A release can reach such a node before its SET, find nothing
-// to delete and leave the SET behind; whichever of the two answers comes
-// second (the acquire's yes, or the release's "not ours") deletes the lock
-// there again.
+// lateRounds tracks, by token, won acquire rounds still waiting for slow
+// nodes: a release that reaches such a node before its SET finds nothing;
+// whichever answer comes second (the SET's yes, or the release's "not
+// ours") deletes the lock there again.
 type lateRounds = inflight.Map[*round]
 
 // lateState is a round's part in lateRounds; watch sets it before the
@@ -25,8 +24,7 @@ type lateState struct {
 
 func (r *round) Tracking() *inflight.Entry { return &r.late.Entry }
 
-// Per-node states of a watched round.
-const (
+const ( // a watched round's states by node
 	nodeYes    = 1 // the acquire's yes arrived
 	nodeMissed = 2 // a release found nothing to delete
 )
@@ -36,49 +34,34 @@ func (s *lateState) watch(key string, n int) {
 	s.key, s.nodes = key, room(s.buf[:], n)
 }
 
-// yes records node i's yes, and reports whether a release already missed
-// there: the caller must delete the lock again.
-func (s *lateState) yes(i int) bool {
-	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeYes) && s.nodes[i].Load() == nodeMissed
-}
-
-// missed records that a release found nothing to delete on node i, and
-// reports whether the yes already arrived: the caller must delete again.
-func (s *lateState) missed(i int) bool {
-	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, nodeMissed) && s.nodes[i].Load() == nodeYes
+// mark records on node i our SET's yes (nodeYes) or a release that found
+// nothing to delete (nodeMissed), and reports whether the other came
+// first: then the caller deletes the lock there again.
+func (s *lateState) mark(i int, state int32) bool {
+	return s.nodes != nil && !s.nodes[i].CompareAndSwap(0, state) && s.nodes[i].Load() == nodeYes+nodeMissed-state
 }
 
 // releasing tracks, by lock key, this Locker's successful releases whose
-// nodes have not all answered. An acquire of the key that overtakes the
-// release on such a node deletes the released lock first (the acquire
-// script's "release first"), rather than being refused by it, leaving the
-// node's counter behind and itself in the node's line.
+// nodes have not all answered: an acquire of the key that overtakes one on
+// such a node deletes the released lock first, rather than being refused.
 type releasing = inflight.Map[*pendingRelease]
 
-// pendingRelease is one release round in releasing: pending marks the
-// nodes whose answer has not come yet.
+// pendingRelease is one release round in releasing.
 type pendingRelease struct {
 	inflight.Entry
 	key, token string
-	pending    []atomic.Bool
+	answered   []atomic.Bool // by node: its answer came
 	buf        [8]atomic.Bool
 }
 
 func (p *pendingRelease) Tracking() *inflight.Entry { return &p.Entry }
 
-// newPendingRelease returns a release of token at key over n nodes, every
-// node pending.
+// newPendingRelease returns a release of token at key over n nodes.
 func newPendingRelease(key, token string, n int) *pendingRelease {
 	p := &pendingRelease{key: key, token: token}
-	p.pending = room(p.buf[:], n)
-	for i := range p.pending {
-		p.pending[i].Store(true)
-	}
+	p.answered = room(p.buf[:], n)
 	return p
 }
-
-// answered records that node i answered the release.
-func (p *pendingRelease) answered(i int) { p.pending[i].Store(false) }
 
 // room returns buf[:n], or a new slice when buf is too short.
 func room[T any](buf []T, n int) []T {
@@ -88,8 +71,8 @@ func room[T any](buf []T, n int) []T {
 	return make([]T, n)
 }
 
-// pointAcquireOn and pointReleaseOn name the fault points an acquire and a
-// release reach on node i just before they send their request there.
+// pointAcquireOn and pointReleaseOn name the fault points before a request
+// to node i.
 func pointAcquireOn(i int) string { return "redlock/acquire:node-" + strconv.Itoa(i) }
 
 func pointReleaseOn(i int) string { return "redlock/release:node-" + strconv.Itoa(i) }

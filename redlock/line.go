@@ -15,13 +15,12 @@ import (
 var releaseSource string
 
 // LineStale is how long a waiter may go without an attempt before a node
-// drops it from its line (protocol.Stale), unless its Locker listens there
-// (LineListened). Lock attempts at least every LineStale/2.
-const LineStale = protocol.Stale
-
-// LineListened is LineStale for a waiter whose Locker listens for notices
-// on the node (protocol.Listened).
-const LineListened = protocol.Listened
+// drops it from its line, LineListened when its Locker listens for notices
+// there. Lock attempts at least every LineStale/2.
+const (
+	LineStale    = protocol.Stale
+	LineListened = protocol.Listened
+)
 
 // Abandon takes a waiter that gave up out of every node's line, passing on
 // a copy of the lock handed to it meanwhile; it waits at most until ctx
@@ -29,7 +28,7 @@ const LineListened = protocol.Listened
 func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	t.left.Add(a.Waiter, time.Now(), t.leftHorizon())
 	member := lineMember(a)
-	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil)
+	r := t.fanOut(ctx, t.nodes, t.leaveOp(a.Key, a.Waiter, member), nil, nil)
 	defer r.decide(false)
 	for _, n := range r.unsent {
 		t.oweCall(n, t.abandon, t.leaveArgs(a.Key, a.Waiter, member), nil)
@@ -44,14 +43,6 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveOn takes a round's winner (a) out of the line of a node whose
-// refusal queued it, where it would be handed a copy nobody releases.
-func (t *technique) leaveOn(a engine.Attempt) undoOp {
-	return func(ctx context.Context, l *link) {
-		_ = t.leaveOp(a.Key, a.Waiter, lineMember(a))(ctx, l)
-	}
-}
-
 // leaveNodes takes waiter, which a quorum of other nodes handed rkey's lock
 // (grants), out of the lines of nodes in the background.
 func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
@@ -59,7 +50,7 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 		return
 	}
 	member := protocol.Member{TTL: ttl, Locker: t.line.ID(), Waiter: waiter}.String()
-	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil).decide(false)
+	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil, nil).decide(false)
 }
 
 // passOnNodes releases in the background the copies of rkey's lock that
@@ -70,7 +61,7 @@ func (t *technique) passOnNodes(rkey, waiter string, nodes []*node) {
 		t.releaseOn(ctx, l, keys, waiter)
 		return answer{vote: voteYes}
 	}
-	t.fanOut(context.Background(), nodes, release, nil).decide(false)
+	t.fanOut(context.Background(), nodes, release, nil, nil).decide(false)
 }
 
 // leaveOp is one node's part of a waiter leaving the line (abandon.lua); a
@@ -121,14 +112,7 @@ func (t *technique) requeueOn(ctx context.Context, l *link, keys []any, a engine
 // leftHorizon is how long a waiter that left is remembered: an owed
 // requeue is paid within the longest TTL, an undo within NodeTimeout.
 func (t *technique) leftHorizon() time.Duration {
-	return time.Duration(t.maxTTL.Load()) + 2*t.s.nodeTimeout
-}
-
-// handing is the round of an acquire that also released an earlier
-// holder's lock (HandOff), and its tally; r is nil when no round was sent.
-type handing struct {
-	r  *round
-	tl tally
+	return time.Duration(t.maxTTL.Load()) + 2*t.cfg.NodeTimeout
 }
 
 // HandOff hands h's lock to next, a waiter of the same Locker, in one
@@ -137,15 +121,14 @@ type handing struct {
 // a quorum deleted h's lock (or no quorum can still hold it),
 // strategy.ErrNotHeld when too many did not hold it, else the failures.
 func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
-	g, hd, err := t.acquire(ctx, next, h.Value)
+	g, r, tl, err := t.acquire(ctx, next, h.Value)
 	passed := engine.Passed{Taken: err == nil, Acquired: g}
-	if hd.r == nil {
+	if r == nil {
 		return passed, t.Release(ctx, h)
 	}
-	tl := &hd.tl
 	for tl.handed < tl.quorum && tl.pending() > 0 && tl.notHanded <= tl.n-tl.quorum {
 		select {
-		case a := <-hd.r.answers:
+		case a := <-r.answers:
 			tl.add(a)
 		case <-ctx.Done():
 			return passed, fmt.Errorf("release: %w", ctx.Err())

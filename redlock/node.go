@@ -12,8 +12,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/restartguard"
 )
 
-// node is one Redis master: its shared connections, its breaker, the
-// releases it is owed and what the restart guard remembers of it.
+// node is one Redis master.
 type node struct {
 	index        int
 	pipe         *redisconn.Pipeline
@@ -24,24 +23,14 @@ type node struct {
 	rg           restartguard.Node
 }
 
-// link is one call's way to its node, through the node's Pipeline; lost
-// records that an exchange got no reply, which the breaker counts. One
-// goroutine uses it at a time.
+// link is one call's way to its node; lost records that an exchange got
+// no reply (the breaker counts it). One goroutine uses it at a time.
 type link struct {
 	n    *node
 	lost bool
 }
 
-// send runs cmd on the node, bounded by ctx; an error reply is a
-// redis.Error.
-func (l *link) send(ctx context.Context, cmd string, args []any) (any, error) {
-	reply, err := l.n.pipe.Do(ctx, cmd, args)
-	l.note(err)
-	return reply, err
-}
-
-// SendTwo runs first and second one right after the other on one
-// connection.
+// SendTwo runs first and second back to back on one connection.
 func (l *link) SendTwo(ctx context.Context, first, second redisconn.Command) (redisconn.Reply, redisconn.Reply, error) {
 	r1, r2, err := l.n.pipe.DoTwo(ctx, first, second)
 	l.note(err)
@@ -67,10 +56,9 @@ func guarded(fn func()) (err error) {
 	return nil
 }
 
-// call runs op on n over a new link and tells n's breaker whether the node
-// replied; probe is what n.br.admit said. A panic in the user's pool or
-// connection is the node's failure, one that may hold the lock. It returns
-// the link for a call that follows on the same node.
+// call runs op on n over a new link, for a call that may follow, and tells
+// n's breaker whether the node replied (probe: what Admit said). A panic
+// is the node's failure, one that may hold the lock.
 func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*link, answer) {
 	l := &link{n: n}
 	var a answer
@@ -83,23 +71,25 @@ func (t *technique) call(ctx context.Context, n *node, probe bool, op nodeOp) (*
 	return l, a
 }
 
-// exchange runs one command on l's node; with the restart guard on,
-// through it (restartguard.Guard.Exchange).
-func (t *technique) exchange(ctx context.Context, l *link, cmd string, args ...any) (any, error) {
-	if !t.s.guard {
-		return l.send(ctx, cmd, args)
+// exchange runs one command on l's node, bounded by ctx (an error reply
+// is a redis.Error); with the restart guard on, through it.
+func (t *technique) exchange(ctx context.Context, l *link, cmd string, args []any) (any, error) {
+	if t.guard {
+		return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
 	}
-	return t.rg.Exchange(ctx, l, &l.n.rg, cmd, args)
+	reply, err := l.n.pipe.Do(ctx, cmd, args)
+	l.note(err)
+	return reply, err
 }
 
 // excluded reports whether the restart guard leaves n out of quorums now.
-func (t *technique) excluded(n *node) bool { return t.s.guard && t.rg.Excluded(&n.rg) }
+func (t *technique) excluded(n *node) bool { return t.guard && t.rg.Excluded(&n.rg) }
 
 // exclusion is how long a restarted node stays out of quorums: the
 // longest TTL this Locker used, plus its drift allowance.
 func (t *technique) exclusion() time.Duration {
 	ttl := time.Duration(t.maxTTL.Load())
-	return ttl + t.s.driftFor(ttl)
+	return ttl + t.cfg.driftFor(ttl)
 }
 
 // noteTTL raises the longest TTL seen to ttl.

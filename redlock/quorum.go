@@ -41,19 +41,18 @@ const (
 
 // tally counts one round's answers against the quorum.
 type tally struct {
-	n, quorum int
-	yes       int
-	refused   int // voteNo and voteExcluded
-	failed    int
-	excluded  int
-	errs      []error
-	granted   []bool        // by node: its SET succeeded; nil until one did
-	counters  []int64       // by node: a yes-voter's fencing counter; nil until one
-	busy      time.Duration // the shortest remaining TTL refusals reported
-	listened  int           // refusals with answer.listened
-	// handed and notHanded count, for a hand-off, the nodes that deleted
-	// the earlier holder's lock and those that did not hold it.
-	handed, notHanded int
+	n, quorum         int
+	yes               int
+	refused           int // voteNo and voteExcluded
+	failed            int
+	excluded          int
+	errs              []error
+	granted           []bool        // by node: its SET succeeded; nil until one did
+	counters          []int64       // by node: a yes-voter's fencing counter; nil until one
+	top               int64         // the largest of counters
+	busy              time.Duration // the shortest remaining TTL refusals reported
+	listened          int           // refusals with answer.listened
+	handed, notHanded int           // for a hand-off: nodes that deleted the earlier lock, that did not hold it
 }
 
 func newTally(n, quorum int) tally { return tally{n: n, quorum: quorum} }
@@ -75,7 +74,7 @@ func (t *tally) add(a answer) {
 		if t.counters == nil {
 			t.counters = make([]int64, t.n)
 		}
-		t.counters[a.node] = a.counter
+		t.counters[a.node], t.top = a.counter, max(t.top, a.counter)
 	}
 	switch a.vote {
 	case voteYes:
@@ -111,15 +110,13 @@ func (t *tally) lost() bool { return t.yes+t.pending() < t.quorum }
 func (t *tally) refusedByQuorum() bool { return t.refused > t.n-t.quorum }
 
 // heardEverywhere reports, for a refused acquire, that every node that
-// answered before the decision refused it and saw the waiter's Locker
-// listening. A late node at worst drops the waiter after LineStale.
+// answered refused it and saw the waiter's Locker listening.
 func (t *tally) heardEverywhere() bool {
 	return t.listened > 0 && t.listened == t.n-t.pending()
 }
 
-// released reports, for a release round, that the lock is gone without a
-// quorum of deletions: a node deleted it, and fewer than a quorum may
-// still hold it.
+// released reports, for a release round, that a node deleted the lock and
+// fewer than a quorum may still hold it.
 func (t *tally) released() bool { return t.yes > 0 && t.yes+t.refused > t.n-t.quorum }
 
 func (t *tally) String() string {
@@ -136,9 +133,8 @@ func (t *tally) String() string {
 	return s
 }
 
-// failure is the error of a round without a quorum: it wraps cause (a
-// context error, errValidity or nil), else refusal when refusals ruled the
-// quorum out, and the nodes' failures.
+// failure is the error of a round without a quorum: it wraps cause, else
+// refusal when refusals ruled the quorum out, and the nodes' failures.
 func (t *tally) failure(op string, refusal, cause error) error {
 	var parts []error
 	if cause != nil {
@@ -146,15 +142,13 @@ func (t *tally) failure(op string, refusal, cause error) error {
 	} else if t.refusedByQuorum() {
 		parts = append(parts, refusal)
 	}
-	parts = append(parts, t.errs...)
-	switch len(parts) {
-	case 0: // cannot happen: a lost round has refusals or failures
-		parts = append(parts, errNoQuorum)
-	case 1:
-	default:
-		return fmt.Errorf("%s: %s: %w", op, t.String(), joined(parts))
+	if parts = append(parts, t.errs...); len(parts) == 0 {
+		parts = append(parts, errNoQuorum) // cannot happen: a lost round has refusals or failures
 	}
-	return fmt.Errorf("%s: %s: %w", op, t.String(), parts[0])
+	if len(parts) == 1 {
+		return fmt.Errorf("%s: %s: %w", op, t, parts[0])
+	}
+	return fmt.Errorf("%s: %s: %w", op, t, joined(parts))
 }
 
 // joined is errors.Join on one line, its parts separated by "; ".

@@ -19,9 +19,8 @@ import (
 // Locker is a Redlock over independent Redis masters. It is safe for
 // concurrent use.
 type Locker struct {
-	e   *engine.Locker
-	t   *technique
-	cfg Config
+	e *engine.Locker
+	t *technique
 }
 
 var _ strategy.Locker = (*Locker)(nil)
@@ -39,22 +38,18 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, lockerr.New(name, err)
 	}
-	s, err := check(pools, cfg, base.TTL)
-	if err != nil {
+	if cfg, err = check(pools, cfg, base.TTL); err != nil {
 		return nil, lockerr.New(name, err)
 	}
+	t := &technique{cfg: cfg, guard: !cfg.DisableRestartGuard, extend: redisconn.NewScript(1, scripts.ComparePExpireSource())}
 	sharded := 0 // Redis Clusters (cluster.Pool) among the nodes
 	for _, p := range pools {
 		if redisconn.IsSharded(p) {
 			sharded++
-			s.guard = false // many servers, many run_ids behind one node
+			t.guard = false // many servers, many run_ids behind one node
 		}
 	}
-	t := &technique{
-		s:       s,
-		sharded: sharded == len(pools),
-		extend:  redisconn.NewScript(1, scripts.ComparePExpireSource()),
-	}
+	t.sharded = sharded == len(pools)
 	t.rg = restartguard.New(t.exclusion)
 	t.useRetention(protocol.FenceRetention)
 	t.maxTTL.Store(int64(base.TTL))
@@ -68,11 +63,10 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 		return nil, err
 	}
 	t.line = e.Line()
-	t.payer = owed.Payer{Timeout: s.nodeTimeout, Closing: e.Closed(), BG: &t.bg}
-	cfg.Config = e.Config()
-	t.args.Set(cfg.Config.TTL, e.ID())
-	cfg.Quorum, cfg.DriftFactor, cfg.NodeTimeout = s.quorum, s.drift, s.nodeTimeout
-	return &Locker{e: e, t: t, cfg: cfg}, nil
+	t.payer = owed.Payer{Timeout: cfg.NodeTimeout, Closing: e.Closed(), BG: &t.bg}
+	t.cfg.Config = e.Config()
+	t.args.Set(t.cfg.TTL, e.ID())
+	return &Locker{e: e, t: t}, nil
 }
 
 // name is the technique's name, in its Properties and its errors.
@@ -110,13 +104,12 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 	return l.e.Lock(ctx, key)
 }
 
-// Properties reports atomic acquire, owner-safe release, tolerance of a
-// minority of failed nodes, fencing, one parallel round trip each way and
-// no clock safety.
+// Properties reports mutual exclusion, atomic acquire, owner-safe release,
+// node-fault tolerance, fencing and one round trip each way; no clock safety.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
 // Config returns the Locker's configuration with every default filled in.
-func (l *Locker) Config() Config { return l.cfg }
+func (l *Locker) Config() Config { return l.t.cfg }
 
 // Wait blocks until every background node call of this Locker has ended
 // (late answers, releases of failed attempts, owed releases, the line's
@@ -129,7 +122,8 @@ func (l *Locker) Wait(ctx context.Context) error {
 }
 
 // Close ends the notice connections and waits for the background calls
-// (Wait) for at most closeBound. Waiting Lock calls give up with
+// (Wait) for at most twice NodeTimeout, the most one takes, plus a second
+// for a loaded machine. Waiting Lock calls give up with
 // strategy.ErrClosed; later TryLock, Lock and Extend return it, while
 // Unlock still releases. It returns nil, or an error wrapping
 // context.DeadlineExceeded when background calls outlast the bound.
@@ -138,17 +132,13 @@ func (l *Locker) Close() error {
 		return lockerr.New(name, fmt.Errorf("close: %w", err))
 	}
 	l.t.closeGrants()
-	ctx, cancel := context.WithTimeout(context.Background(), l.closeBound())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*l.t.cfg.NodeTimeout+time.Second)
 	defer cancel()
 	if err := l.Wait(ctx); err != nil {
 		return lockerr.New(name, fmt.Errorf("close: background calls still running: %w", err))
 	}
 	return nil
 }
-
-// closeBound is twice NodeTimeout, the most a background call takes, and a
-// second for a loaded machine.
-func (l *Locker) closeBound() time.Duration { return 2*l.cfg.NodeTimeout + time.Second }
 
 // useRetention builds the scripts with fencing counters kept for retention
 // after their lock's TTL (tests shorten it). Call it before any use.

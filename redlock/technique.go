@@ -23,24 +23,23 @@ import (
 // technique holds redlock's scripts and per-node state; the engine calls
 // it concurrently.
 type technique struct {
-	nodes         []*node
-	s             settings
-	acquireScript *redisconn.Script // acquire.lua
-	raise         *redisconn.Script // raise.lua: the fencing write-back
-	release       *redisconn.Script // release.lua
-	abandon       *redisconn.Script // line's abandon.lua
-	extend        *redisconn.Script
-	line          *line.Line // the Locker's line, which grants hands locks to (set once by New)
-	grants        grants
-	rg            *restartguard.Guard
-	maxTTL        atomic.Int64       // the longest TTL asked for, in ns
-	bg            background.Tracker // background goroutines (Locker.Wait)
-	late          lateRounds         // won acquire rounds still waiting for nodes
-	releasing     releasing          // successful releases still waiting for nodes
-	args          engine.LockerArgs  // the Locker's TTL and name, boxed once
-	payer         owed.Payer         // pays the releases the nodes are owed
-	left          recent.Set         // Lock calls that gave up (Abandon): a late undo requeues nothing
-	sharded       bool               // every node a Redis Cluster: notices on shard channels
+	nodes []*node
+	cfg   Config // filled in; cfg.Config is the engine's
+	guard bool   // the restart guard is on
+	// acquire.lua, raise.lua (the fencing write-back), release.lua, the
+	// line's abandon.lua and compare-and-PEXPIRE.
+	acquireScript, raise, release, abandon, extend *redisconn.Script
+	line                                           *line.Line // the Locker's line, which grants hands locks to (set once by New)
+	grants                                         grants
+	rg                                             *restartguard.Guard
+	maxTTL                                         atomic.Int64       // the longest TTL asked for, in ns
+	bg                                             background.Tracker // background goroutines (Locker.Wait)
+	late                                           lateRounds         // won acquire rounds still waiting for nodes
+	releasing                                      releasing          // successful releases still waiting for nodes
+	args                                           engine.LockerArgs  // the Locker's TTL and name, boxed once
+	payer                                          owed.Payer         // pays the releases the nodes are owed
+	left                                           recent.Set         // Lock calls that gave up (Abandon): a late undo requeues nothing
+	sharded                                        bool               // every node a Redis Cluster: notices on shard channels
 }
 
 // keysOf is the lock key's keys as the scripts take them.
@@ -54,27 +53,27 @@ func heldKeys(h engine.Held) []any {
 	return keysOf(h.Key)
 }
 
-// Acquire runs the acquire script on every node at once and decides as
-// soon as a quorum said yes or no longer can. On success it settles the
-// fence (fence) and the validity; on failure it releases every node that
-// may hold the lock, and a held key gives an *engine.BusyError.
+// Acquire runs acquire.lua on every node and decides once a quorum said
+// yes or no longer can; then it settles the fence and validity, or
+// releases every node that may hold the lock (a held key: *engine.BusyError).
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	g, _, err := t.acquire(ctx, a, "")
+	g, _, _, err := t.acquire(ctx, a, "")
 	return g, err
 }
 
 // acquire is Acquire, every node first releasing the lock of token prev
-// when prev is not empty (HandOff). It also returns the round and tally.
-func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, handing, error) {
+// when prev is not empty (HandOff). It also returns the round (nil when
+// none was sent) and its tally.
+func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) (engine.Acquired, *round, tally, error) {
 	if err := ctx.Err(); err != nil {
-		return engine.Acquired{}, handing{}, fmt.Errorf("acquire: %w", err)
+		return engine.Acquired{}, nil, tally{}, fmt.Errorf("acquire: %w", err)
 	}
 	start := time.Now()
 	ga := t.beginGrant(a, start)
 	t.noteTTL(a.TTL)
-	drift := t.s.driftFor(a.TTL)
+	drift := t.cfg.driftFor(a.TTL)
 	r, keys := t.sendAcquire(ctx, a, prev, ga)
-	tl := newTally(len(t.nodes), t.s.quorum)
+	tl := newTally(len(t.nodes), t.cfg.Quorum)
 	giveUp, stop := t.validityTimer(a.TTL - drift)
 	defer stop()
 	cause := r.collectInto(ctx, &tl, giveUp)
@@ -87,7 +86,7 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		fence, cause = t.fence(ctx, a, keys, &tl, validity)
 		if errors.Is(cause, fault.ErrCrashed) {
 			r.decide(false) // the client "died": Redis stays as it is
-			return engine.Acquired{}, handing{r, tl}, cause
+			return engine.Acquired{}, r, tl, cause
 		}
 		if validity = a.TTL - time.Since(start) - drift; cause == nil && validity <= 0 {
 			cause = errValidity
@@ -103,15 +102,15 @@ func (t *technique) acquire(ctx context.Context, a engine.Attempt, prev string) 
 		if tl.busy > 0 {
 			refusal = &engine.BusyError{Key: a.Key, Remaining: tl.busy, Listened: tl.heardEverywhere()}
 		}
-		return engine.Acquired{}, handing{r, tl}, tl.failure("acquire", refusal, cause)
+		return engine.Acquired{}, r, tl, tl.failure("acquire", refusal, cause)
 	}
 	if a.Waits {
-		r.refused = t.leaveOn(a) // the refusals queued us
+		r.refused = t.leaveOp(a.Key, a.Waiter, lineMember(a)) // the refusals queued us
 	}
 	r.late.watch(a.Key, len(t.nodes))
 	t.late.Track(a.Token, r)
 	r.decide(false)
-	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, handing{r, tl}, nil
+	return engine.Acquired{Fence: fence, Validity: validity, Keys: keys}, r, tl, nil
 }
 
 // sendAcquire sends a's request to every node, releasing prev first (see
@@ -145,12 +144,12 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
 		args := kv
-		if pending != nil && pending.pending[n.index].Load() {
+		if pending != nil && !pending.answered[n.index].Load() {
 			args = kvPending
 		}
 		reply, err := t.evalArgs(ctx, l, t.acquireScript, args)
 		v = t.acquireVote(n, reply, err)
-		if v.prev == prevAbsent && prevLate != nil && prevLate.late.missed(n.index) {
+		if v.prev == prevAbsent && prevLate != nil && prevLate.late.mark(n.index, nodeMissed) {
 			t.releaseOn(ctx, l, keys, prev) // prev's own SET came after us
 		}
 		if a.Waits && (v.queued || v.vote == voteFailed && v.mayHold) && t.left.Has(a.Waiter) {
@@ -160,14 +159,15 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 		}
 		return v
 	}
-	undo := func(ctx context.Context, l *link) {
+	undo := func(ctx context.Context, l *link) answer {
 		if a.Waits {
 			t.requeueOn(ctx, l, keys, a) // back in the line its SET took it out of
-			return
+		} else {
+			t.releaseOn(ctx, l, keys, a.Token)
 		}
-		t.releaseOn(ctx, l, keys, a.Token)
+		return answer{}
 	}
-	r := t.fanOut(ctx, t.nodes, set, undo)
+	r := t.fanOut(ctx, t.nodes, set, undo, nil)
 	for _, n := range r.unsent {
 		t.answeredGrant(ga, n.index, answer{})
 	}
@@ -177,18 +177,17 @@ func (t *technique) sendAcquire(ctx context.Context, a engine.Attempt, prev stri
 // validityTimer returns a channel that fires once budget ran out (nil
 // when no node can answer that late), and its stop.
 func (t *technique) validityTimer(budget time.Duration) (<-chan time.Time, func() bool) {
-	if t.s.nodeTimeout < budget {
+	if t.cfg.NodeTimeout < budget {
 		return nil, func() bool { return false }
 	}
 	timer := time.NewTimer(max(budget, 0))
 	return timer.C, timer.Stop
 }
 
-// Release runs the compare-and-delete script on every node. It returns nil
-// once a quorum deleted the lock, or once every node answered and the lock
-// is gone all the same (tally.released); ErrNotHeld once refusals rule a
-// quorum out; else the nodes' failures. Once the lease is spent (nil or
-// ErrNotHeld), the nodes whose release was skipped or lost are owed it.
+// Release runs compare-and-delete on every node. It returns nil once a
+// quorum deleted the lock, or every node answered and it is gone all the
+// same; ErrNotHeld once refusals rule a quorum out; else the failures. A
+// spent lease's release that was skipped or lost on a node is owed to it.
 func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("release: %w", err)
@@ -201,20 +200,20 @@ func (t *technique) Release(ctx context.Context, h engine.Held) (err error) {
 	pending := newPendingRelease(h.Key, h.Value, len(t.nodes))
 	del := func(ctx context.Context, l *link) answer {
 		n := l.n
-		defer pending.answered(n.index)
+		defer pending.answered[n.index].Store(true)
 		if err := fault.At(ctx, n.releasePoint); err != nil {
 			return answer{vote: voteFailed, err: err} // nothing was sent
 		}
 		a := compareVote(t.evalArgs(ctx, l, t.release, kv))
-		if a.vote == voteNo && late != nil && late.late.missed(n.index) {
+		if a.vote == voteNo && late != nil && late.late.mark(n.index, nodeMissed) {
 			// Our acquire's SET came after this release: delete again.
 			a = compareVote(t.evalArgs(ctx, l, t.release, kv))
 		}
 		return a
 	}
-	r := t.fanOutThen(ctx, t.nodes, del, nil, pending)
+	r := t.fanOut(ctx, t.nodes, del, nil, pending)
 	defer func() { t.releaseDone(r, err == nil || errors.Is(err, strategy.ErrNotHeld)) }()
-	tl := newTally(len(t.nodes), t.s.quorum)
+	tl := newTally(len(t.nodes), t.cfg.Quorum)
 	cause := r.collectInto(ctx, &tl, nil)
 	if cause == nil && tl.won() && tl.pending() > 0 {
 		t.releasing.Track(h.Key, pending) // spent, with nodes still to answer
@@ -248,10 +247,10 @@ func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration
 		}
 		return a
 	}
-	r := t.fanOut(ctx, t.nodes, pexpire, nil)
-	tl := newTally(len(t.nodes), t.s.quorum)
+	r := t.fanOut(ctx, t.nodes, pexpire, nil, nil)
+	tl := newTally(len(t.nodes), t.cfg.Quorum)
 	cause := r.collectInto(ctx, &tl, nil)
-	validity := ttl - time.Since(start) - t.s.driftFor(ttl)
+	validity := ttl - time.Since(start) - t.cfg.driftFor(ttl)
 	if cause == nil && tl.won() && validity <= 0 {
 		cause = errValidity
 	}
@@ -282,9 +281,9 @@ func (t *technique) releaseOn(ctx context.Context, l *link, keys []any, token st
 // evalArgs runs s with kv (s.Args filled in, read-only) on l's node:
 // EVALSHA, and EVAL on NOSCRIPT.
 func (t *technique) evalArgs(ctx context.Context, l *link, s *redisconn.Script, kv []any) (any, error) {
-	reply, err := t.exchange(ctx, l, "EVALSHA", kv...)
+	reply, err := t.exchange(ctx, l, "EVALSHA", kv)
 	if redisconn.IsNoScript(err) {
-		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...)...)
+		return t.exchange(ctx, l, "EVAL", append([]any{s.Source()}, kv[1:]...))
 	}
 	return reply, err
 }

@@ -39,10 +39,8 @@ const (
 // cleanupTimeout of Close, which waits for it (bg).
 func (l *Line) cleanUpInBackground(span time.Duration, try func(ctx context.Context) (done bool)) {
 	l.bg.Add(1)
-	l.running.Add(1)
 	go func() {
 		defer l.bg.Done()
-		defer l.running.Add(-1)
 		end := time.Now().Add(span)
 		wait := cleanupRetry
 		for {
@@ -108,22 +106,8 @@ func reachedRedis(err error) bool {
 		errors.As(err, &reply) && strings.HasPrefix(string(reply), "ERR ")
 }
 
-// idlePoll is how often Idle looks whether the clean-ups have ended.
-const idlePoll = 5 * time.Millisecond
-
 // Idle blocks until the clean-ups running in the background (take-backs,
 // pass-ons, Abandons tried again) have ended, or returns ctx.Err() when
 // ctx ends first. Each ends once it reaches Redis, its span passes, or
 // Close is called.
-func (l *Line) Idle(ctx context.Context) error {
-	t := time.NewTicker(idlePoll)
-	defer t.Stop()
-	for l.running.Load() > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
-}
+func (l *Line) Idle(ctx context.Context) error { return l.bg.Wait(ctx) }

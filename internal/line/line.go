@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/lockzoo/lockzoo/internal/background"
 	"github.com/lockzoo/lockzoo/internal/notify"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -90,8 +90,7 @@ type Line struct {
 	departed                departed
 	// bg counts the clean-ups in the background (cleanUpInBackground);
 	// Close stops their retries and waits for them.
-	bg        sync.WaitGroup
-	running   atomic.Int64 // the clean-ups bg counts, for Wait
+	bg        background.Tracker
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -145,7 +144,7 @@ func (l *Line) Close() {
 			l.hub.Close()
 		}
 	})
-	l.bg.Wait()
+	_ = l.bg.Wait(context.Background())
 }
 
 // Waiting returns how many Lock calls wait in the local line of rkey.

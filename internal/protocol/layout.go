@@ -12,13 +12,21 @@ const (
 
 // LockKey returns the Redis key of the lock name under prefix: prefix +
 // name when that holds a hash tag of its own (so a user's "{tag}" decides
-// the slot), else prefix + "{" + name + "}". Every key KeysOf derives from
+// the slot), else prefix + "{" + name + "}", or, for a name that starts
+// with "}", prefix + "{" + tag + "}" + name with a tag of four bytes in
+// the slot of prefix + name. (A prefix whose first braces are "{}" leaves
+// no tag possible.) Every key KeysOf derives from
 // it hashes to the same Redis Cluster slot and starts with prefix.
 func LockKey(prefix, name string) string {
 	if hasHashTag(prefix, name) {
 		return prefix + name
 	}
-	return prefix + "{" + name + "}"
+	if k := prefix + "{" + name + "}"; hasHashTag(k, "") || strings.IndexByte(prefix, '{') >= 0 {
+		return k
+	}
+	// A name that starts with "}" would leave the "{" empty: the tag is
+	// tagFor's, four bytes in the slot of prefix + name.
+	return prefix + "{" + tagFor(Slot(prefix+name)) + "}" + name
 }
 
 // hasHashTag reports whether Redis Cluster hashes the key a + b by a tag:
@@ -59,17 +67,22 @@ func KeysOf(lock string) Keys {
 func (k Keys) All() []any { return []any{k.Lock, k.Fence, k.Line, k.Seen} }
 
 // Channel is the pub/sub channel on which a release of the lock key lock
-// is announced to anyone: lock + ":notice", or, for a key without a hash
-// tag and without braces (the article techniques' prefix + name),
-// lock + ":notice{" + lock + "}", whose tag is the whole key: either way
-// the channel hashes to the lock's Redis Cluster slot, so that a release
-// on a cluster can publish on it (SPUBLISH) in the transaction or script
-// that deletes the lock.
+// is announced to anyone, in the lock's Redis Cluster slot, so that a
+// release on a cluster can publish on it (SPUBLISH) in the transaction or
+// script that deletes the lock:
+//   - lock + ":notice" for a key with a hash tag;
+//   - lock + ":notice{" + lock + "}" for a key without braces (the
+//     article techniques' prefix + name), whose tag is the whole key;
+//   - "{" + tag + "}:notice:" + lock for a key with braces but no tag
+//     ("a{}b", "{"), where tag is four bytes of the key's slot (tagFor).
 func Channel(lock string) string {
-	if hasHashTag(lock, "") || strings.ContainsAny(lock, "{}") {
+	switch {
+	case hasHashTag(lock, ""):
 		return lock + noticeSuffix
+	case !strings.ContainsAny(lock, "{}"):
+		return lock + noticeSuffix + "{" + lock + "}"
 	}
-	return lock + noticeSuffix + "{" + lock + "}"
+	return "{" + tagFor(Slot(lock)) + "}" + noticeSuffix + ":" + lock
 }
 
 // Inbox is the pub/sub channel on which the Locker named locker hears the
@@ -80,18 +93,44 @@ func Inbox(lock, locker string) string { return Channel(lock) + ":" + locker }
 // LockOf returns the lock key a channel made by Channel or Inbox belongs
 // to, and reports false for any other channel.
 func LockOf(channel string) (string, bool) {
+	if lock, ok := lockOfTagged(channel); ok {
+		return lock, true
+	}
 	if lock, ok := strings.CutSuffix(channel, noticeSuffix); ok {
 		return lock, true
 	}
-	if rest, ok := strings.CutSuffix(channel, "}"); ok {
-		if i := strings.Index(rest, noticeSuffix+"{"); i >= 0 && rest[i+len(noticeSuffix)+1:] == rest[:i] {
-			return rest[:i], true
+	if i := strings.Index(channel, noticeSuffix+"{"); i >= 0 {
+		lock := channel[:i]
+		if rest, ok := strings.CutPrefix(channel[i+len(noticeSuffix)+1:], lock); ok {
+			if rest, ok = strings.CutPrefix(rest, "}"); ok && (rest == "" || rest[0] == ':') {
+				return lock, true
+			}
 		}
 	}
 	if i := strings.LastIndex(channel, noticeSuffix+":"); i >= 0 {
 		return channel[:i], true
 	}
 	return "", false
+}
+
+// lockOfTagged reads a channel or inbox of Channel's third form,
+// "{" + tag + "}:notice:" + lock (+ ":" + locker), trying the longest
+// lock first.
+func lockOfTagged(channel string) (string, bool) {
+	head := len("{") + tagLen + len("}"+noticeSuffix+":")
+	if len(channel) <= head || channel[0] != '{' || channel[1+tagLen:head] != "}"+noticeSuffix+":" {
+		return "", false
+	}
+	for lock := channel[head:]; ; {
+		if c := Channel(lock); len(c) <= len(channel) && c == channel[:len(c)] && (len(c) == len(channel) || channel[len(c)] == ':') {
+			return lock, true
+		}
+		i := strings.LastIndexByte(lock, ':')
+		if i < 0 {
+			return "", false
+		}
+		lock = lock[:i]
+	}
 }
 
 // LockKeys returns the keys a lockzoo technique may keep the lock name

@@ -3,6 +3,9 @@ package protocol
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLockKey(t *testing.T) {
@@ -22,6 +25,9 @@ func TestLockKey(t *testing.T) {
 		{"app{", "}x", "app{{}x}"},                 // "{" + "}" across them is empty
 		{"app{x", "y", "app{x{y}"},                 // an unclosed "{" in the prefix
 		{"a{", "b{c}", "a{b{c}"},                   // the prefix's "{" counts first
+		{"lock:", "}{", "lock:{3?30}}{"},           // "{}{" would be empty: a tag in the slot of "lock:}{"
+		{"", "}x", "{6919}}x"},
+		{"a{}", "}", "a{}{}}"}, // a prefix that opens with "{}" leaves no tag possible
 	}
 	for _, tt := range tests {
 		t.Run(tt.prefix+tt.name, func(t *testing.T) {
@@ -81,44 +87,49 @@ func TestLockOf(t *testing.T) {
 	}
 }
 
-// hashed is what Redis Cluster hashes of key: its tag, or all of it.
-func hashed(key string) string {
-	if open := strings.IndexByte(key, '{'); open >= 0 {
-		if end := strings.IndexByte(key[open+1:], '}'); end > 0 {
-			return key[open+1 : open+1+end]
-		}
-	}
-	return key
-}
-
-// TestChannelSharesTheLockSlot: a lock's notice channel hashes as the
-// lock does, tagged (lua_release, redlock) or not (the article
-// techniques), so a release can SPUBLISH on it in the lock's slot; a key
-// with a brace but no tag keeps the plain channel. LockOf reads each back.
+// TestChannelSharesTheLockSlot: a lock's notice channel and inboxes hash
+// as the lock does, tagged (lua_release, redlock), plain (the article
+// techniques) or with braces but no tag, so a release can SPUBLISH on them
+// in the lock's slot. LockOf reads each back. (The cluster package checks
+// the slots against CLUSTER KEYSLOT.)
 func TestChannelSharesTheLockSlot(t *testing.T) {
 	tests := []struct {
 		lock, want string
-		sameSlot   bool
 	}{
-		{"lock:{orders:42}", "lock:{orders:42}:notice", true},
-		{"app:orders:{42}", "app:orders:{42}:notice", true},
-		{"lock:orders:42", "lock:orders:42:notice{lock:orders:42}", true},
-		{"lock:a{b", "lock:a{b:notice", false},
-		{"lock:a}b", "lock:a}b:notice", false},
+		{"lock:{orders:42}", "lock:{orders:42}:notice"},
+		{"app:orders:{42}", "app:orders:{42}:notice"},
+		{"lock:orders:42", "lock:orders:42:notice{lock:orders:42}"},
+		{"lock:a{b", "{>080}:notice:lock:a{b"},
+		{"lock:a}b", "{>0>0}:notice:lock:a}b"},
+		{"a{}b", "{3991}:notice:a{}b"},
+		{"{", "{0471}:notice:{"},
+		{"}{", "{3>68}:notice:}{"},
+		{"{0471}:notice:x", "{0471}:notice:x:notice"}, // a tagged key that looks like the third form
 	}
 	for _, tt := range tests {
 		t.Run(tt.lock, func(t *testing.T) {
 			ch := Channel(tt.lock)
-			if ch != tt.want {
-				t.Errorf("Channel(%q) = %q, want %q", tt.lock, ch, tt.want)
-			}
-			if same := hashed(ch) == hashed(tt.lock); same != tt.sameSlot {
-				t.Errorf("Channel(%q) = %q hashes %q, the lock %q: same slot %v, want %v", tt.lock, ch, hashed(ch), hashed(tt.lock), same, tt.sameSlot)
-			}
-			if got, ok := LockOf(ch); !ok || got != tt.lock {
-				t.Errorf("LockOf(%q) = %q, %v; want %q, true", ch, got, ok, tt.lock)
+			require.Equal(t, tt.want, ch, "Channel(%q)", tt.lock)
+			inbox := Inbox(tt.lock, "L:1")
+			assert.Equal(t, Slot(tt.lock), Slot(ch), "slot of Channel(%q) = %q", tt.lock, ch)
+			assert.Equal(t, Slot(tt.lock), Slot(inbox), "slot of Inbox(%q) = %q", tt.lock, inbox)
+			for _, c := range []string{ch, inbox} {
+				got, ok := LockOf(c)
+				assert.True(t, ok, "LockOf(%q) ok", c)
+				assert.Equal(t, tt.lock, got, "LockOf(%q)", c)
 			}
 		})
+	}
+}
+
+// TestTagForEverySlot: tagFor gives a brace-free tag in each of the 16384
+// slots.
+func TestTagForEverySlot(t *testing.T) {
+	for slot := range Slots {
+		tag := tagFor(slot)
+		if !assert.NotContains(t, tag, "{") || !assert.NotContains(t, tag, "}") || !assert.Equal(t, slot, Slot(tag), "Slot(tagFor(%d) = %q)", slot, tag) {
+			return
+		}
 	}
 }
 

@@ -16,12 +16,15 @@ import (
 const (
 	// doTimeout bounds Node.Do: dialing, writing and reading together.
 	doTimeout = 2 * time.Second
-	// readyTimeout bounds the wait for a started server to be ready.
-	readyTimeout = 5 * time.Second
+	// readyTimeout bounds the wait for a started server to be ready. A
+	// server starts in well under a second; the bound is for a machine
+	// whose load starves the test and the server alike (seen: 5 s ran out
+	// at load average 20).
+	readyTimeout = 30 * time.Second
 	// readyPoll is the pause between two probes while waiting.
 	readyPoll = 10 * time.Millisecond
 	// probeTimeout bounds one command of a probe while waiting.
-	probeTimeout = 250 * time.Millisecond
+	probeTimeout = time.Second
 )
 
 // errStaleConn is what the pool's TestOnBorrow returns for a connection that
