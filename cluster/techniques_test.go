@@ -14,6 +14,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 	"github.com/lockzoo/lockzoo/strategy"
+	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
 
 // testEveryTechnique runs every single-node technique through
@@ -28,17 +29,7 @@ func testEveryTechnique(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 		t.Run(target.Name, func(t *testing.T) {
 			keys := spreadN(t, c, target.Name+":", 12, func(k string) string { return "lock:" + k })
 			tl := newTally(keys)
-			var ls []strategy.Locker
-			for range 2 {
-				l, err := target.New([]strategy.Pool{p}, strategy.Config{TTL: 10 * time.Second})
-				require.NoError(t, err)
-				t.Cleanup(func() {
-					if cl, ok := l.(interface{ Close() error }); ok {
-						cl.Close()
-					}
-				})
-				ls = append(ls, l)
-			}
+			ls := targetLockers(t, target, p, 2)
 			publish, spublish := commandCalls(t, c, "publish"), commandCalls(t, c, "spublish")
 			stop := make(chan struct{})
 			close(stop)
@@ -84,17 +75,7 @@ func testBraceKeys(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 		}
 		t.Run(target.Name, func(t *testing.T) {
 			tl := newTally(braceNames)
-			var ls []strategy.Locker
-			for range 2 {
-				l, err := target.New([]strategy.Pool{p}, strategy.Config{TTL: 10 * time.Second})
-				require.NoError(t, err)
-				t.Cleanup(func() {
-					if cl, ok := l.(interface{ Close() error }); ok {
-						cl.Close()
-					}
-				})
-				ls = append(ls, l)
-			}
+			ls := targetLockers(t, target, p, 2)
 			spublish := commandCalls(t, c, "spublish")
 			stop := make(chan struct{})
 			close(stop)
@@ -103,4 +84,22 @@ func testBraceKeys(t *testing.T, c *redistest.Cluster, p *cluster.Pool) {
 			assert.Greater(t, commandCalls(t, c, "spublish"), spublish, "SPUBLISH notices on the masters")
 		})
 	}
+}
+
+// targetLockers returns n Lockers of target over p, each closed (where it has
+// a Close) when the test ends.
+func targetLockers(t *testing.T, target strategytest.Target, p *cluster.Pool, n int) []strategy.Locker {
+	t.Helper()
+	ls := make([]strategy.Locker, 0, n)
+	for range n {
+		l, err := target.New([]strategy.Pool{p}, strategy.Config{TTL: 10 * time.Second})
+		require.NoError(t, err, "%s: New", target.Name)
+		t.Cleanup(func() {
+			if cl, ok := l.(interface{ Close() error }); ok {
+				cl.Close()
+			}
+		})
+		ls = append(ls, l)
+	}
+	return ls
 }
