@@ -81,7 +81,7 @@ func TestFailoverUnderContention(t *testing.T) {
 					r := failoverRun(t, replicas)
 					t.Logf("%d sections, %d overlaps, %d lost updates, %d failed Locks; promoted %v after the primary died, the probe locked %v after that",
 						r.sections, r.overlaps, r.lost, r.failed, r.promoted, r.resumed-r.promoted)
-					bound := r.promoted + max(strategytest.ResumeSlack, r.promoted)
+					bound := strategytest.Failover{Promoted: r.promoted}.ResumeBound()
 					assert.LessOrEqual(t, r.resumed, bound, "the probe locked %v after the death, want at most %v (promoted after %v)", r.resumed, bound, r.promoted)
 					total.add(r)
 					resumed = append(resumed, r.resumed-r.promoted)

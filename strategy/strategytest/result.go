@@ -49,17 +49,17 @@ type Failover struct {
 }
 
 // ResumeBound is how late after the death locking may resume: the
-// promotion, then as long again, at least ResumeSlack, to reach the
+// promotion, then as long again, at least resumeSlack, to reach the
 // promoted primary and, for a Locker that waits for replicas, for its
 // replicas to follow it.
 func (f Failover) ResumeBound() time.Duration {
-	return f.Promoted + max(ResumeSlack, f.Promoted)
+	return f.Promoted + max(resumeSlack, f.Promoted)
 }
 
-// ResumeSlack is the least time ResumeBound allows after the promotion:
+// resumeSlack is the least time ResumeBound allows after the promotion:
 // the 1 s, three times over for a machine three times slower (or
 // as loaded) as the one the figures in docs/sentinel.md were taken on.
-const ResumeSlack = 3 * time.Second
+const resumeSlack = 3 * time.Second
 
 // Expected reports whether the verdict is what the claim predicts: a claimed
 // property holds, an unclaimed one is violated. Black-box runs of unclaimed
