@@ -157,7 +157,7 @@ func minorityLost(ctx context.Context, e *env, r *Result) {
 		node.Restart()
 	}
 	e.rec.note("", "nodes %d-%d die and restart empty", n/2+2, n)
-	lb, err := e.locker(strategy.Config{TTL: 10 * time.Second})
+	lb, err := e.locker(strategy.Config{TTL: ttl})
 	if err != nil {
 		fail(r, "build", err)
 		return
