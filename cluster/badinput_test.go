@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,7 @@ func TestNewBadInput(t *testing.T) {
 			require.ErrorIs(t, err, tc.want, "cluster.New(%v)", tc.seeds)
 			assert.Nil(t, p, "the Pool of a failed New")
 			assert.Contains(t, err.Error(), "lockzoo: cluster:", "the error names the package")
+			assert.Equal(t, 1, strings.Count(err.Error(), "lockzoo:"), "%q names lockzoo once", err)
 		})
 	}
 	t.Run("a node without cluster support says so", func(t *testing.T) {
@@ -175,4 +177,20 @@ func splitLines(text string) []string {
 		}
 	}
 	return append(out, text[start:])
+}
+
+// testClosedPool: after Close, GetContext and Subscriber return an error
+// wrapping strategy.ErrClosed that names lockzoo and the package once.
+func testClosedPool(t *testing.T, c *redistest.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := cluster.New(ctx, []string{c.Masters()[0].Addr()})
+	require.NoError(t, err)
+	require.NoError(t, p.Close())
+	_, err = p.GetContext(ctx)
+	require.ErrorIs(t, err, strategy.ErrClosed, "GetContext after Close")
+	assert.Equal(t, "lockzoo: cluster: locker closed", err.Error())
+	_, err = p.Subscriber(ctx)
+	require.ErrorIs(t, err, strategy.ErrClosed, "Subscriber after Close")
+	assert.Equal(t, 1, strings.Count(err.Error(), "lockzoo:"), "%q names lockzoo once", err)
 }

@@ -44,4 +44,5 @@ func TestCluster(t *testing.T) {
 	}
 	t.Run("redlock over three clusters", func(t *testing.T) { testRedlockOverClusters(t, cs[0], pools) })
 	t.Run("cluster down", func(t *testing.T) { testClusterDown(t, cs[2], ps[2]) })
+	t.Run("closed pool", func(t *testing.T) { testClosedPool(t, cs[0]) })
 }

@@ -8,9 +8,13 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
+
+// errName is the name the Pool's errors carry after "lockzoo: " (lockerr).
+const errName = "cluster"
 
 // Defaults of a Pool.
 const (
@@ -72,11 +76,11 @@ func WithMaxIdle(n int) Option {
 // Close the Pool when done.
 func New(ctx context.Context, seeds []string, opts ...Option) (*Pool, error) {
 	if len(seeds) == 0 {
-		return nil, fmt.Errorf("lockzoo: cluster: %w: no seeds", strategy.ErrInvalidConfig)
+		return nil, lockerr.New(errName, fmt.Errorf("%w: no seeds", strategy.ErrInvalidConfig))
 	}
 	for i, s := range seeds {
 		if s == "" {
-			return nil, fmt.Errorf("lockzoo: cluster: %w: seed %d is empty", strategy.ErrInvalidConfig, i)
+			return nil, lockerr.New(errName, fmt.Errorf("%w: seed %d is empty", strategy.ErrInvalidConfig, i))
 		}
 	}
 	p := &Pool{maxIdle: DefaultMaxIdle, seeds: append([]string(nil), seeds...), nodes: map[string]*node{}}
@@ -87,10 +91,10 @@ func New(ctx context.Context, seeds []string, opts ...Option) (*Pool, error) {
 		o(p)
 	}
 	if p.dial == nil {
-		return nil, fmt.Errorf("lockzoo: cluster: %w: nil dial function", strategy.ErrInvalidConfig)
+		return nil, lockerr.New(errName, fmt.Errorf("%w: nil dial function", strategy.ErrInvalidConfig))
 	}
 	if p.maxIdle < 0 {
-		return nil, fmt.Errorf("lockzoo: cluster: %w: negative MaxIdle %d", strategy.ErrInvalidConfig, p.maxIdle)
+		return nil, lockerr.New(errName, fmt.Errorf("%w: negative MaxIdle %d", strategy.ErrInvalidConfig, p.maxIdle))
 	}
 	p.mu.Lock()
 	for _, s := range p.seeds {
@@ -99,7 +103,7 @@ func New(ctx context.Context, seeds []string, opts ...Option) (*Pool, error) {
 	p.mu.Unlock()
 	if err := p.refresh(ctx); err != nil {
 		p.closeNodes()
-		return nil, fmt.Errorf("lockzoo: cluster: %w", err)
+		return nil, lockerr.New(errName, err)
 	}
 	p.topo.start(p)
 	return p, nil
@@ -115,7 +119,7 @@ func (p *Pool) GetContext(ctx context.Context) (redis.Conn, error) {
 		return nil, err
 	}
 	if p.isClosed() {
-		return nil, fmt.Errorf("lockzoo: cluster: %w", strategy.ErrClosed)
+		return nil, lockerr.New(errName, strategy.ErrClosed)
 	}
 	return &conn{p: p}, nil
 }
@@ -145,7 +149,7 @@ func (p *Pool) Subscriber(ctx context.Context) (redis.Conn, error) {
 		return nil, err
 	}
 	if p.isClosed() {
-		return nil, fmt.Errorf("lockzoo: cluster: %w", strategy.ErrClosed)
+		return nil, lockerr.New(errName, strategy.ErrClosed)
 	}
 	return newSubConn(p), nil
 }
@@ -232,7 +236,7 @@ func (p *Pool) master(slot int) (*node, error) {
 	p.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("lockzoo: cluster: %w", strategy.ErrClosed)
+		return nil, lockerr.New(errName, strategy.ErrClosed)
 	case n == nil:
 		p.topo.request()
 		return nil, fmt.Errorf("slot %d: %w", slot, ErrSlotUnserved)

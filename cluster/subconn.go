@@ -148,6 +148,8 @@ func (c *subConn) Flush() error {
 	return c.flush()
 }
 
+// flush is conn.flush over the subscriber's links, a map of subLinks
+// rather than a slice of links: the loop is written for each type.
 func (c *subConn) flush() error {
 	if c.err != nil {
 		return c.err

@@ -53,28 +53,26 @@
 //  4. Release: one script. If GET key == token, the lock goes on at once:
 //     when nobody waits (EXISTS of the line), the script deletes the key,
 //     and that is the whole uncontended release; when the head of the line
-//     is alive (it made an attempt within
-//     HandOffRecent, or, seen within LineListened, its Locker listens on
-//     its inbox: PUBSUB NUMSUB counts a subscriber), the script sets the key
-//     to that waiter's name with the waiter's TTL,
-//     INCRs the fencing counter, takes the waiter out of the line and
-//     publishes "handoff:<fence>:<waiter>" to the waiter's Locker, whose Lock
-//     returns without another round trip (its validity counted from the
-//     send time of its earliest attempt that may have put it in the line,
-//     refused or with its reply lost: the hand-off came after that, and
-//     never from before its Lock call began). Otherwise the
-//     script deletes the key and publishes "head:<waiter>", and that waiter
-//     tries at once. Redis runs a script atomically, so no other client can
-//     take the lock between the compare and the delete or hand-off; a lock
-//     that expired and was taken by someone else is left alone and Unlock
-//     returns ErrNotHeld. A notice that is lost costs only time: the
-//     waiter's next attempt finds the lock set to its name and takes it.
-//     When a goroutine of the releasing Locker waits for the key, Unlock
-//     runs the same release with that waiter's line member in it:
-//     when the waiter is the head of the line, the lock is handed to it
-//     as above but without the notice, and Unlock hands it over from the
-//     reply; otherwise the release serves the line as above and the
-//     waiter tries on its own.
+//     is alive (it made an attempt within HandOffRecent, or, seen within
+//     LineListened, its Locker listens on its inbox: PUBSUB NUMSUB counts a
+//     subscriber), the script sets the key to that waiter's name with the
+//     waiter's TTL, INCRs the fencing counter, takes the waiter out of the
+//     line and publishes "handoff:<fence>:<waiter>" to the waiter's Locker,
+//     whose Lock returns without another round trip (its validity counted
+//     from the send time of its earliest attempt that may have put it in the
+//     line, refused or with its reply lost: the hand-off came after that,
+//     and never from before its Lock call began). Otherwise the script
+//     deletes the key and publishes "head:<waiter>", and that waiter tries
+//     at once. Redis runs a script atomically, so no other client can take
+//     the lock between the compare and the delete or hand-off; a lock that
+//     expired and was taken by someone else is left alone and Unlock returns
+//     ErrNotHeld. A notice that is lost costs only time: the waiter's next
+//     attempt finds the lock set to its name and takes it. When a goroutine
+//     of the releasing Locker waits for the key, Unlock runs the same
+//     release with that waiter's line member in it: when the waiter is the
+//     head of the line, the lock is handed to it as above but without the
+//     notice, and Unlock hands it over from the reply; otherwise the release
+//     serves the line as above and the waiter tries on its own.
 //  5. Extend: one script, if GET key == token then PEXPIRE key ttl.
 //
 // Each operation is one round trip, and a hand-off under contention is one
@@ -83,23 +81,16 @@
 // to EVAL once when the server has not cached them (NOSCRIPT).
 //
 // The acquire and release scripts of a Locker's concurrent calls share
-// one connection (the Pipeline): a call made while another is under
-// way writes its script there, together with those the other calls queued
-// meanwhile, and one reader hands out the replies. Redis and the client
-// then read many scripts per system call instead of one, which under load
-// is most of what a lock costs them. Unlike redlock's, the writer does not
-// yield the processor before it writes: in a process whose CPU-bound
-// goroutines keep the processors busy a yield waits behind them
-// (BenchmarkLockUnlockBusyCPU measures the lock so). A call with nothing
-// else under way goes alone on a connection of its own, and so does one
-// that finds MaxInFlight (64) scripts awaiting replies. Each call stays
-// bounded by its own ctx. A shared connection that fails fails every
-// script awaiting a reply on it: the attempts among them are taken back
-// (tried again until the take-back reaches Redis), and the Unlocks among
-// them leave their leases unspent, to be released again. The notices'
-// subscriptions, Extend and the clean-ups of a waiter that gives up take
-// connections of their own. docs/faults.md says what the shared
-// connection guarantees about replies.
+// one connection (the Pipeline, package internal/redisconn; its writer
+// does not yield the processor, as redlock's does): a call made while
+// others are under way writes its script there with theirs, and one
+// reader hands out the replies, so Redis and the client read many scripts
+// per system call. A call with nothing else under way, or one that finds
+// MaxInFlight (64) scripts awaiting replies, goes alone on a connection of
+// its own, as do Extend, the notices' subscriptions and the clean-ups.
+// A shared connection that fails fails every script awaiting a reply on
+// it: its attempts are taken back and its Unlocks leave their leases
+// unspent. docs/faults.md says what it guarantees about replies.
 //
 // Fencing tokens strictly increase across successive holders of a key:
 // each successful acquire increments the counter in the same atomic step

@@ -105,12 +105,8 @@ func (l *Locker) Lock(ctx context.Context, key string) (strategy.Lease, error) {
 // WAIT.
 func (l *Locker) Properties() strategy.Properties { return l.e.Properties() }
 
-var (
-	//go:embed acquire.lua
-	acquireSource string
-	//go:embed release.lua
-	releaseSource string
-)
+//go:embed acquire.lua
+var acquireSource string // its reply: readAcquire
 
 // LineStale is how long a waiter in Lock may go without an attempt before
 // it loses its place in the line (protocol.Stale), unless its Locker
@@ -326,7 +322,7 @@ func (t *technique) owned(reply any, err error) error {
 	case err != nil:
 		return err
 	case n == 0:
-		return fmt.Errorf("%w: the key is missing or holds another owner's token", strategy.ErrNotHeld)
+		return errNotHeld()
 	}
 	return nil
 }

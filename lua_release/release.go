@@ -2,6 +2,7 @@ package luarelease
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
@@ -10,6 +11,9 @@ import (
 )
 
 var _ engine.HandOffer = (*technique)(nil)
+
+//go:embed release.lua
+var releaseSource string // its reply: readRelease
 
 // Release deletes the lock h holds when it still holds h.Value, and
 // passes it on to the head of the key's line in Redis (release.lua, see

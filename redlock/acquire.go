@@ -1,12 +1,16 @@
 package redlock
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 )
+
+//go:embed acquire.lua
+var acquireSource string // its reply: readAcquire
 
 // acquireVote reads acquire.lua's reply as a vote, with the restart guard.
 func (t *technique) acquireVote(n *node, reply any, err error) answer {

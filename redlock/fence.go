@@ -13,12 +13,8 @@ import (
 	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
-var (
-	//go:embed acquire.lua
-	acquireSource string
-	//go:embed raise.lua
-	raiseSource string
-)
+//go:embed raise.lua
+var raiseSource string // its reply: compareVote
 
 // FenceKey is the key of the fencing counter every node keeps for rkey,
 // as lua_release names it; it expires protocol.FenceRetention after the

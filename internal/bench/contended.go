@@ -70,7 +70,7 @@ func Contended(ctx context.Context, locker strategy.Locker, w Workload) (Content
 		return Contention{}, err
 	}
 	if locker == nil {
-		return Contention{}, fmt.Errorf("lockzoo: bench: %w: locker is nil", strategy.ErrInvalidConfig)
+		return Contention{}, errorf("%w: locker is nil", strategy.ErrInvalidConfig)
 	}
 	lockers := make([]strategy.Locker, w.Workers)
 	for i := range lockers {
@@ -91,7 +91,7 @@ func ContendedApart(ctx context.Context, lockers []strategy.Locker, w Workload) 
 		return Contention{}, err
 	}
 	if len(lockers) != w.Workers || slices.Contains(lockers, nil) {
-		return Contention{}, fmt.Errorf("lockzoo: bench: %w: lockers: got %d (nil ones included), want Workload.Workers = %d non-nil",
+		return Contention{}, errorf("%w: lockers: got %d (nil ones included), want Workload.Workers = %d non-nil",
 			strategy.ErrInvalidConfig, len(lockers), w.Workers)
 	}
 	c, err := contend(ctx, lockers, w)
@@ -129,7 +129,7 @@ func contend(ctx context.Context, lockers []strategy.Locker, w Workload) (Conten
 	close(start)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return Contention{}, fmt.Errorf("lockzoo: bench: contended: %w", err)
+		return Contention{}, errorf("contended: %w", err)
 	}
 	return summarize(w, sections), nil
 }
@@ -199,11 +199,11 @@ func summarize(w Workload, sections []section) Contention {
 func (w Workload) check() error {
 	switch {
 	case w.Workers < 1:
-		return fmt.Errorf("lockzoo: bench: %w: Workload.Workers = %d, want at least 1", strategy.ErrInvalidConfig, w.Workers)
+		return errorf("%w: Workload.Workers = %d, want at least 1", strategy.ErrInvalidConfig, w.Workers)
 	case w.Sections < 1:
-		return fmt.Errorf("lockzoo: bench: %w: Workload.Sections = %d, want at least 1", strategy.ErrInvalidConfig, w.Sections)
+		return errorf("%w: Workload.Sections = %d, want at least 1", strategy.ErrInvalidConfig, w.Sections)
 	case w.Hold < 0:
-		return fmt.Errorf("lockzoo: bench: %w: Workload.Hold = %v, want 0 or more", strategy.ErrInvalidConfig, w.Hold)
+		return errorf("%w: Workload.Hold = %v, want 0 or more", strategy.ErrInvalidConfig, w.Hold)
 	}
 	return nil
 }

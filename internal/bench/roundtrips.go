@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -103,10 +102,10 @@ type Trips struct {
 // < 1 or no pools give an error wrapping strategy.ErrInvalidConfig.
 func RoundTrips(ctx context.Context, locker strategy.Locker, pools []*Counting, pairs int) (Trips, error) {
 	if locker == nil || len(pools) == 0 {
-		return Trips{}, fmt.Errorf("lockzoo: bench: %w: RoundTrips needs a locker and its Counting pools", strategy.ErrInvalidConfig)
+		return Trips{}, errorf("%w: RoundTrips needs a locker and its Counting pools", strategy.ErrInvalidConfig)
 	}
 	if pairs < 1 {
-		return Trips{}, fmt.Errorf("lockzoo: bench: %w: pairs = %d, want at least 1", strategy.ErrInvalidConfig, pairs)
+		return Trips{}, errorf("%w: pairs = %d, want at least 1", strategy.ErrInvalidConfig, pairs)
 	}
 	key := "lockzoo-bench:" + runID() + ":trips"
 	var acquire, release int64
@@ -114,11 +113,11 @@ func RoundTrips(ctx context.Context, locker strategy.Locker, pools []*Counting, 
 		before := snapshot(pools)
 		lease, err := locker.Lock(ctx, key)
 		if err != nil {
-			return Trips{}, fmt.Errorf("lockzoo: bench: Lock(%q): %w", key, err)
+			return Trips{}, errorf("Lock(%q): %w", key, err)
 		}
 		held := snapshot(pools)
 		if err := lease.Unlock(ctx); err != nil {
-			return Trips{}, fmt.Errorf("lockzoo: bench: Unlock(%q): %w", key, err)
+			return Trips{}, errorf("Unlock(%q): %w", key, err)
 		}
 		if i == 0 {
 			continue // warm-up

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/scripts"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -37,7 +38,7 @@ const rawTTL = 10 * time.Second
 // strategy.ErrInvalidConfig.
 func Uncontended(ctx context.Context, locker strategy.Locker, workers int, d time.Duration) (Speed, error) {
 	if locker == nil {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w: locker is nil", strategy.ErrInvalidConfig)
+		return Speed{}, errorf("%w: locker is nil", strategy.ErrInvalidConfig)
 	}
 	return loop(ctx, workers, d, func(ctx context.Context, key string, _ int) error {
 		lease, err := locker.Lock(ctx, key)
@@ -59,7 +60,7 @@ func Uncontended(ctx context.Context, locker strategy.Locker, workers int, d tim
 // not delete, is an error.
 func Raw(ctx context.Context, pool strategy.Pool, workers int, d time.Duration) (Speed, error) {
 	if err := engine.CheckPool(pool, "pool"); err != nil {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w", err)
+		return Speed{}, errorf("%w", err)
 	}
 	release := scripts.CompareDelete()
 	ttl := rawTTL.Milliseconds()
@@ -88,17 +89,17 @@ func Raw(ctx context.Context, pool strategy.Pool, workers int, d time.Duration) 
 // worker's key and the call's sequence number within the worker.
 func loop(ctx context.Context, workers int, d time.Duration, op func(ctx context.Context, key string, i int) error) (Speed, error) {
 	if workers < 1 {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w: workers = %d, want at least 1", strategy.ErrInvalidConfig, workers)
+		return Speed{}, errorf("%w: workers = %d, want at least 1", strategy.ErrInvalidConfig, workers)
 	}
 	if d <= 0 {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w: duration = %v, want more than 0", strategy.ErrInvalidConfig, d)
+		return Speed{}, errorf("%w: duration = %v, want more than 0", strategy.ErrInvalidConfig, d)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := runID()
 	for w := range workers {
 		if err := op(ctx, workerKey(run, w), 0); err != nil {
-			return Speed{}, fmt.Errorf("lockzoo: bench: warm-up: %w", err)
+			return Speed{}, errorf("warm-up: %w", err)
 		}
 	}
 	var (
@@ -136,10 +137,10 @@ func loop(ctx context.Context, workers int, d time.Duration, op func(ctx context
 	wg.Wait()
 	wall := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w", err)
+		return Speed{}, errorf("%w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return Speed{}, fmt.Errorf("lockzoo: bench: %w", err)
+		return Speed{}, errorf("%w", err)
 	}
 	var all []time.Duration
 	for _, p := range pairs {
@@ -160,4 +161,10 @@ func runID() string { return uuid.NewString()[:8] }
 
 func workerKey(run string, w int) string {
 	return "lockzoo-bench:" + run + ":" + strconv.Itoa(w)
+}
+
+// errorf is the package's error: "lockzoo: bench: " and the message, with
+// no second "lockzoo: " from a wrapped error or sentinel (lockerr).
+func errorf(format string, args ...any) error {
+	return lockerr.New("bench", fmt.Errorf(format, args...))
 }

@@ -28,16 +28,7 @@ func writeText(w io.Writer, rep *Report) error {
 		b.WriteString("\n")
 		writeRedlock(&b, rep)
 	}
-	if len(rep.KnownFindings()) > 0 {
-		b.WriteString("\n")
-		writeKnown(&b, rep)
-	}
-	if problems := rep.Problems(); len(problems) > 0 {
-		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(problems))
-		for _, p := range problems {
-			fmt.Fprintf(&b, "  %s\n", p)
-		}
-	}
+	writeFindings(&b, rep)
 	// Tabwriter pads empty trailing cells; drop the spaces it leaves.
 	lines := strings.Split(b.String(), "\n")
 	for i, l := range lines {
@@ -45,6 +36,21 @@ func writeText(w io.Writer, rep *Report) error {
 	}
 	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
+}
+
+// writeFindings writes rep's known findings and its problems, each block
+// after a blank line, when it has any: the end of the text and trace reports.
+func writeFindings(b *strings.Builder, rep *Report) {
+	if len(rep.KnownFindings()) > 0 {
+		b.WriteString("\n")
+		writeKnown(b, rep)
+	}
+	if problems := rep.Problems(); len(problems) > 0 {
+		fmt.Fprintf(b, "\nPROBLEMS (%d)\n", len(problems))
+		for _, p := range problems {
+			fmt.Fprintf(b, "  %s\n", p)
+		}
+	}
 }
 
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }

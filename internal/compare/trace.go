@@ -66,16 +66,7 @@ func writeTrace(w io.Writer, rep *Report) error {
 			writeTimeline(&b, r.Timeline)
 		}
 	}
-	if len(rep.KnownFindings()) > 0 {
-		b.WriteString("\n")
-		writeKnown(&b, rep)
-	}
-	if problems := rep.Problems(); len(problems) > 0 {
-		fmt.Fprintf(&b, "\nPROBLEMS (%d)\n", len(problems))
-		for _, p := range problems {
-			fmt.Fprintf(&b, "  %s\n", p)
-		}
-	}
+	writeFindings(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

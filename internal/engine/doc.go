@@ -5,7 +5,10 @@
 //	import "github.com/lockzoo/lockzoo/internal/engine"
 //
 // A technique implements Technique (its Redis commands and nothing else)
-// and wraps an engine.Locker built by New. The engine:
+// and wraps an engine.Locker built by New. Its Locker's methods forward
+// to the engine's and exist for their doc comments, which say what that
+// technique does; they look alike from package to package on purpose.
+// The engine:
 //
 //  1. checks the key, names the call (a UUIDv4, or Config.Token's value
 //     followed by "." and 128 random bits, so that colliding Config.Token

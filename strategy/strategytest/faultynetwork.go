@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/chaos"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -117,7 +118,7 @@ func (e *env) chaos(ctx context.Context, fencing bool) (chaos.Report, error) {
 		New: func(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker, error) {
 			l, err := e.target.New(pools, cfg)
 			if err != nil {
-				return nil, fmt.Errorf("lockzoo: strategytest: build %s: %w", e.target.Name, err)
+				return nil, lockerr.New("strategytest", fmt.Errorf("build %s: %w", e.target.Name, err))
 			}
 			return closing{tracedLocker: traced(l, e.rec, cfg), inner: l}, nil
 		},

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/google/uuid"
 
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -211,7 +212,7 @@ func (e *env) build(pools []strategy.Pool, cfg strategy.Config) (strategy.Locker
 	cfg.Prefix = e.prefix
 	l, err := e.target.New(pools, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lockzoo: strategytest: build %s: %w", e.target.Name, err)
+		return nil, lockerr.New("strategytest", fmt.Errorf("build %s: %w", e.target.Name, err))
 	}
 	if c, ok := l.(interface{ Close() error }); ok {
 		e.tb.Cleanup(func() { _ = c.Close() })
