@@ -85,7 +85,9 @@ type heldKey struct {
 // violations. r.Failover says when the
 // Sentinels named the promoted replica and when locking resumed (a probe
 // locking a free key), both from the death; locking must resume within
-// Failover.ResumeBound, else the scenario fails. The primary has one
+// Failover.ResumeBound (counted, for Lockers that wait for replicas, from
+// when the promoted primary has them: Failover.Followed), else the
+// scenario fails. The primary has one
 // replica more than the Lockers wait for (sentinelEnv), the Sentinels
 // re-point every surviving replica at once (parallel-syncs), and the old
 // primary stays dead.
@@ -156,6 +158,11 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	promoted := s.WaitFailover(primary)
 	fo := &Failover{Promoted: time.Since(killed)}
 	e.rec.note("", "every Sentinel names %s the master, %v after the death", promoted.Addr(), fo.Promoted.Round(time.Millisecond))
+	if k := e.target.Replicas; k > 0 {
+		promoted.AwaitAcks(k)
+		fo.Followed = time.Since(killed)
+		e.rec.note("", "%d replica(s) acknowledge %s's writes, %v after the death", k, promoted.Addr(), fo.Followed.Round(time.Millisecond))
+	}
 	f.over()
 	var resumedAt time.Time
 	select {
@@ -181,6 +188,9 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	f.judge(ctx, r)
 	r.Account += fmt.Sprintf("; the Sentinels named the promoted replica %v after the primary died, locking resumed %v after it",
 		fo.Promoted.Round(time.Millisecond), fo.Resumed.Round(time.Millisecond))
+	if fo.Followed > 0 {
+		r.Account += fmt.Sprintf(" (enough replicas followed the promoted one %v after the death)", fo.Followed.Round(time.Millisecond))
+	}
 }
 
 // work is one worker: until ctx ends, it locks a key drawn from rng,

@@ -110,3 +110,24 @@ func TestSentinelFailoverNotApplicable(t *testing.T) {
 		assert.True(t, strings.Contains(results[0].Account, "SentinelFailover"), "the account names the setting: %s", results[0].Account)
 	}
 }
+
+// TestResumeBound: the bound counts from the promotion, or from when the
+// replicas a Locker waits for followed the promoted primary if that came
+// later, and allows as long as the promotion took again, at least 3 s.
+func TestResumeBound(t *testing.T) {
+	cases := []struct {
+		name string
+		fo   strategytest.Failover
+		want time.Duration
+	}{
+		{"quick promotion", strategytest.Failover{Promoted: time.Second}, 4 * time.Second},
+		{"slow promotion", strategytest.Failover{Promoted: 5 * time.Second}, 10 * time.Second},
+		{"replicas follow later", strategytest.Failover{Promoted: 4 * time.Second, Followed: 6 * time.Second}, 10 * time.Second},
+		{"replicas followed at once", strategytest.Failover{Promoted: 4 * time.Second, Followed: 4 * time.Second}, 8 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, c.fo.ResumeBound(), "ResumeBound of %+v", c.fo)
+		})
+	}
+}

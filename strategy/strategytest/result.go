@@ -43,17 +43,22 @@ type Failover struct {
 	// Promoted is when every Sentinel named the promoted replica and it
 	// answered ROLE as a master.
 	Promoted time.Duration `json:"promoted_ns"`
+	// Followed, for Lockers that wait for replicas, is when the promoted
+	// primary first had as many replicas acknowledging its writes as they
+	// wait for (WAIT): no lease can be granted before. Zero otherwise.
+	Followed time.Duration `json:"followed_ns,omitempty"`
 	// Resumed is when a Lock (of a key no one else locks) first
 	// succeeded after the death.
 	Resumed time.Duration `json:"resumed_ns"`
 }
 
 // ResumeBound is how late after the death locking may resume: the
-// promotion, then as long again, at least resumeSlack, to reach the
-// promoted primary and, for a Locker that waits for replicas, for its
-// replicas to follow it.
+// promotion (or, for Lockers that wait for replicas, the moment enough
+// replicas follow the promoted primary, if later), then as long as the
+// promotion took again, at least resumeSlack, to reach the promoted
+// primary.
 func (f Failover) ResumeBound() time.Duration {
-	return f.Promoted + max(resumeSlack, f.Promoted)
+	return max(f.Promoted, f.Followed) + max(resumeSlack, f.Promoted)
 }
 
 // resumeSlack is the least time ResumeBound allows after the promotion:
