@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,15 +118,18 @@ func TestPipelineCallerLeaves(t *testing.T) {
 		name  string
 		leave func() (context.Context, context.CancelFunc)
 		want  error
+		// ended: the connection the caller left was closed (its read
+		// failed once occupy's BLPOP returned), so the ECHOs go on a new one.
+		ended bool
 	}{
 		{"timed out", func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(ctx, 100*time.Millisecond)
-		}, context.DeadlineExceeded},
+		}, context.DeadlineExceeded, true},
 		{"cancelled", func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(ctx)
 			time.AfterFunc(100*time.Millisecond, cancel)
 			return ctx, cancel
-		}, context.Canceled},
+		}, context.Canceled, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +146,14 @@ func TestPipelineCallerLeaves(t *testing.T) {
 				t.Errorf("Do(BLPOP %v) with a ctx of 100 ms = %v, %v, want nil, %v", blpop, reply, err, tt.want)
 			}
 			assert.Less(t, time.Since(start), blpop, "Do(BLPOP %v) with a ctx of 100 ms returned that long after the call, want before the BLPOP ends", blpop)
-			time.Sleep(20 * time.Millisecond) // the timed-out read has ended its connection
+			if tt.ended {
+				// The server unblocks the left BLPOP when its connection
+				// closes: then no client is blocked.
+				require.Eventually(t, func() bool { return blockedClients(t, node) == 0 }, 10*time.Second, 5*time.Millisecond,
+					"the connection of the timed-out BLPOP still open on the server")
+			} else {
+				time.Sleep(20 * time.Millisecond) // the ECHOs go behind the BLPOP, on its connection
+			}
 			for i := range 3 {
 				want := fmt.Sprint("after-", i)
 				if got, err := redis.String(p.Do(ctx, "ECHO", []any{want})); err != nil || got != want {
@@ -379,4 +390,20 @@ func (c *stallingConn) Flush() error {
 func (c *stallingConn) Receive() (any, error) {
 	<-c.release
 	return nil, errStalled
+}
+
+// blockedClients returns the node's blocked_clients (INFO clients).
+func blockedClients(t *testing.T, node *redistest.Node) int {
+	t.Helper()
+	info, err := redis.String(node.Do("INFO", "clients"))
+	require.NoError(t, err, "INFO clients")
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err, "blocked_clients: %q", v)
+			return n
+		}
+	}
+	require.Fail(t, "INFO clients has no blocked_clients", info)
+	return 0
 }
