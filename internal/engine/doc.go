@@ -25,7 +25,7 @@
 //     WithListened, WithNoticeWaits), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it, by a release in
-//     Redis or by a local Unlock of a HandOffer technique, which releases
+//     Redis or by a local Unlock of a line.HandOffer technique, which releases
 //     and makes the waiter's attempt in one step (see package line);
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;

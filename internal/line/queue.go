@@ -211,23 +211,6 @@ func (q *lines) poke(key, target string) {
 	ln.waiters[0].tryNow()
 }
 
-// nextAttempt returns the head of key's line and an attempt for it, with a
-// token of its own (Attempt.SetPass), or nil when nobody waits.
-func (q *lines) nextAttempt(key string) (*Waiter, Attempt) {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	ln := sh.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 {
-		return nil, Attempt{}
-	}
-	w := ln.waiters[0]
-	w.passes++
-	a := w.next
-	a.SetPass(w.passes)
-	return w, a
-}
-
 // len returns how many waiters key's line holds.
 func (q *lines) len(key string) int {
 	sh := q.shard(key)
