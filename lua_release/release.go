@@ -17,7 +17,7 @@ var releaseSource string // its reply: readRelease
 
 // Release deletes the lock h holds when it still holds h.Value, and
 // passes it on to the head of the key's line in Redis (release.lua, see
-// package line's handoff.lua). It returns an error wrapping
+// package line's line.lua, handOn). It returns an error wrapping
 // strategy.ErrNotHeld when the lock was missing or someone else's.
 func (t *technique) Release(ctx context.Context, h line.Held) error {
 	r, err := readRelease(t.release.Call(ctx, t.pipe, t.releaseArgs(h, 0)))

@@ -149,8 +149,8 @@ func (t *technique) useRetention(retention time.Duration) {
 	if t.sharded { // every node a Redis Cluster: notices on shard channels
 		src = protocol.Sharded
 	}
-	t.acquireScript = redisconn.NewScript(4, src(protocol.Source(consts+acquireSource)))
-	t.raise = redisconn.NewScript(2, src(protocol.Source(consts+raiseSource)))
-	t.release = redisconn.NewScript(4, src(line.HandOnSource(consts, releaseSource)))
+	t.acquireScript = redisconn.NewScript(4, src(line.Source(consts+acquireSource)))
+	t.raise = redisconn.NewScript(2, src(line.Source(consts+raiseSource)))
+	t.release = redisconn.NewScript(4, src(line.Source(consts+releaseSource)))
 	t.abandon = redisconn.NewScript(4, src(line.AbandonSource(consts)))
 }

@@ -1,6 +1,6 @@
 // Package line is lockzoo's wait protocol: how a Locker's Lock calls wait
-// for a key, in Go (this package's .go files) and in Redis (handoff.lua,
-// abandon.lua, run by the techniques' release scripts). The engine keeps
+// for a key, in Go (this package's .go files) and in Redis (line.lua, which every script of lua_release and redlock starts
+// with, and abandon.lua). The engine keeps
 // one Line per Locker; a technique plugs into it with its release
 // (Technique), and, when it keeps a line of waiters in Redis, its Abandon
 // (Abandoner) and, when its nodes hand their copies of a lock each, the
@@ -44,5 +44,5 @@
 // bounds every wait); a waiter that gave up during a fault holds a free
 // lock back, and a lock handed to it stays held, until its Abandon reaches
 // Redis or its place goes stale; on Redis Cluster a Locker listening on
-// another node counts as not listening (handoff.lua).
+// another node counts as not listening (line.lua).
 package line

@@ -70,7 +70,7 @@ type Config struct {
 // waiting Lock calls (only the head contends in Redis), the routing of
 // release notices and hand-offs to them, hand-offs by a local Unlock, the
 // waiters that left (departed) and what a waiter that gives up leaves
-// behind (Leave). Its Lua half is handoff.lua and abandon.lua. It is safe
+// behind (Leave). Its Lua half is line.lua and abandon.lua. It is safe
 // for concurrent use.
 type Line struct {
 	tech Technique
