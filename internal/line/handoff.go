@@ -118,6 +118,15 @@ func (l *Line) handedToGone(ctx context.Context, rkey string, w *Waiter, h hando
 	l.releaseOrRetry(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
 }
 
+// took returns the value of the lock w took by an attempt of its own, as
+// it left key's line (leave), or "".
+func (q *lines) took(key string, w *Waiter) string {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return w.won
+}
+
 // handOffByName hands the lock to the waiter named target in key's line,
 // if it is there: a release in Redis made target's name the owner token,
 // with fencing token fence. It reports false when no waiter by that name

@@ -174,15 +174,6 @@ func (q *lines) leave(key string, w *Waiter, won string) (off handoff, handedOff
 	return off, handedOff, unsubscribe
 }
 
-// took returns the value of the lock w took by an attempt of its own, as
-// it left key's line (leave), or "".
-func (q *lines) took(key string, w *Waiter) string {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return w.won
-}
-
 // markSubscribed records that key's line holds a subscription, and reports
 // whether it did not already (so the caller subscribes exactly once).
 func (q *lines) markSubscribed(key string) bool {
