@@ -24,6 +24,7 @@ type waiting struct {
 	try       uint64        // the latest attempt's number
 	start     time.Time     // when it was sent
 	ttl       time.Duration // the TTL it asked for
+	locker    string        // its Locker's name (Attempt.Locker)
 	nodes     []nodeGrant
 	gather    *time.Timer // pokes the waiter; once delivered, settles
 	handed    bool        // some node handed a copy since attempt try began
@@ -91,7 +92,7 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	if own {
 		// A delivered hand-off this attempt overtook: it takes the copies.
 		w.delivered = false
-		w.try, w.start, w.ttl, w.handed = try, start, a.TTL, false
+		w.try, w.start, w.ttl, w.locker, w.handed = try, start, a.TTL, a.Locker, false
 		w.stopGather()
 	}
 	for i := range w.nodes {
@@ -130,6 +131,10 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 		t.decideGrant(ga.waiter, w)
 	}
 }
+
+// UseWaiters keeps w, the Locker's waiters, which grants hands locks to
+// (line.Quorum).
+func (t *technique) UseWaiters(w line.Waiters) { t.waiters = w }
 
 // LockEnded forgets waiter, whose Lock call ended (line.Quorum), passing
 // on the copies handed to it, unless a quorum's hand-off was delivered.
@@ -180,7 +185,7 @@ func (t *technique) settleDelivered(waiter string) {
 	if w == nil || !w.delivered {
 		return
 	}
-	t.leaveNodes(w.rkey, waiter, w.ttl, t.nodesThatHanded(w, false))
+	t.leaveNodes(w.rkey, w.locker, waiter, w.ttl, t.nodesThatHanded(w, false))
 	g.drop(waiter, w)
 }
 
@@ -231,7 +236,7 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if counted < t.cfg.Quorum {
 		if w.gather == nil {
 			rkey := w.rkey
-			w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.line.Poke(rkey, waiter) })
+			w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.waiters.Poke(rkey, waiter) })
 		}
 		return
 	}
@@ -245,11 +250,11 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	w.stopGather()
 	if atTop < t.cfg.Quorum || time.Since(w.start) >= validity {
 		// Its next attempt takes the copies and settles the fence.
-		t.line.Poke(w.rkey, waiter)
+		t.waiters.Poke(w.rkey, waiter)
 		return
 	}
 	h := line.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
-	if !t.line.HandOffQuorum(w.rkey, h) {
+	if !t.waiters.HandOffQuorum(w.rkey, h) {
 		// The waiter left its line meanwhile, or takes another hand-off.
 		delete(t.grants.byWaiter, waiter)
 		t.passOnNodes(w.rkey, waiter, t.nodes)

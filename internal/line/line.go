@@ -106,7 +106,9 @@ func New(tech Technique, cfg Config) (*Line, error) {
 	}
 	l.ab, _ = tech.(Abandoner)
 	l.handOffer, _ = tech.(HandOffer)
-	l.quorum, _ = tech.(Quorum)
+	if l.quorum, _ = tech.(Quorum); l.quorum != nil {
+		l.quorum.UseWaiters(l)
+	}
 	l.departed.horizon = max(2*cfg.Stale, 2*cfg.Listened)
 	if cfg.Inbox {
 		id, err := uuid.NewRandom()

@@ -65,10 +65,6 @@ func (q *lines) onNotice(key string, n protocol.Notice) (lost bool) {
 	return false
 }
 
-// Poke tells waiter, when it heads rkey's line, to attempt now; "" tells
-// the head whoever it is (a local Unlock freed the key).
-func (l *Line) Poke(rkey, waiter string) { l.q.poke(rkey, waiter) }
-
 // lostHandOff passes on the lock of rkey handed to the waiter name (with
 // fencing token fence) that is not in its line, when that waiter gave up
 // (departed) rather than took the lock by an attempt of its own: the

@@ -11,6 +11,9 @@ import "time"
 // waiter to attempt (Poke), which takes what was handed to it. It passes
 // on a copy handed to a waiter that no longer waits.
 type Quorum interface {
+	// UseWaiters gives the technique its Locker's waiters, which it hands
+	// locks to; New calls it once, before any notice or Lock call.
+	UseWaiters(w Waiters)
 	// NodeHandOff reports the hand-off to waiter of rkey's lock by node
 	// (its index in the pools the notices come from), with fencing token
 	// fence.
@@ -45,3 +48,18 @@ func (l *Line) HandOffQuorum(rkey string, h QuorumHandOff) bool {
 	_, sent := l.q.handOffIf(rkey, func(w *Waiter) bool { return w.next.Waiter == h.Waiter }, off)
 	return sent
 }
+
+// Waiters is how a Quorum technique reaches the waiters of its Locker's
+// line: a quorum of hand-offs completes outside the line's calls too (a
+// node's answer to the waiter's own attempt, a NodeTimeout timer), so the
+// technique keeps this, and nothing else of the line.
+type Waiters interface {
+	// Poke tells waiter, when it heads rkey's line, to attempt now.
+	Poke(rkey, waiter string)
+	// HandOffQuorum gives waiter h.Waiter the lock h; see Line.HandOffQuorum.
+	HandOffQuorum(rkey string, h QuorumHandOff) bool
+}
+
+// Poke tells waiter, when it heads rkey's line, to attempt now; "" tells
+// the head whoever it is.
+func (l *Line) Poke(rkey, waiter string) { l.q.poke(rkey, waiter) }
