@@ -31,7 +31,7 @@
 //     of the line in Redis and publishes "handoff:" to its Locker;
 //     OnNotice (notice.go) gives it to the waiter by that name. A Quorum
 //     technique counts the nodes' hand-offs and gives the lock once
-//     enough did (quorum.go).
+//     enough did (notice.go).
 //  5. It leaves (Leave): a waiter that gave up after a refusal is taken out
 //     of the line in Redis (Abandon, abandon.lua, which passes on a lock
 //     handed to it meanwhile) and remembered for a while (departed), so

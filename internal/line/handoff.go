@@ -18,7 +18,7 @@ import (
 // lock to the live head of the line in Redis and publishes "handoff:"
 // to that waiter's Locker, whose OnNotice (notice.go) hands it over by
 // name (handOffByName). A technique whose nodes each hand their copy
-// counts them first (Quorum, quorum.go).
+// counts them first (Quorum, notice.go).
 
 // HandOffer is implemented by techniques that can release a lock and
 // make an acquire attempt for another waiter in the same step: Release
@@ -84,6 +84,10 @@ func (q *lines) nextAttempt(key string) (*Waiter, Attempt) {
 	a.SetPass(w.passes)
 	return w, a
 }
+
+// SetPass makes a the attempt number pass that a local Unlock makes for
+// the waiter (a hand-off), with its token.
+func (a *Attempt) SetPass(pass uint64) { a.Try, a.Pass, a.Token = 0, pass, token(a.Waiter, "p", pass) }
 
 // handOver gives w the lock that a local Unlock took for it by the
 // attempt next, sent at h.Start (an empty h.Value means next.Token, a
