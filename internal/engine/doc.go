@@ -35,9 +35,10 @@
 //     errors without that prefix.
 //
 // The Locker's line (package line) keeps the waiters, routes notices and
-// hand-offs to them and cleans up after a waiter that gives up; a
-// technique plugs into it (line.Technique, line.Abandoner, line.Quorum),
-// never into the engine.
+// hand-offs to them (a lease's Unlock releases through it, Line.Release)
+// and cleans up after a waiter that gives up; a technique plugs into it
+// (line.Technique, line.HandOffer, line.Abandoner, line.Quorum), never
+// into the engine, which gives no technique a way back to itself.
 //
 // A technique that waits for replicas (WithReplicas, replicas.go) takes
 // Config.Replicas; Lock then ends at an attempt the replicas did not
