@@ -24,7 +24,6 @@ type waiting struct {
 	try       uint64        // the latest attempt's number
 	start     time.Time     // when it was sent
 	ttl       time.Duration // the TTL it asked for
-	locker    string        // its Locker's name (Attempt.Locker)
 	nodes     []nodeGrant
 	gather    *time.Timer // pokes the waiter; once delivered, settles
 	handed    bool        // some node handed a copy since attempt try began
@@ -92,7 +91,7 @@ func (t *technique) beginGrant(a engine.Attempt, start time.Time) grantAttempt {
 	if own {
 		// A delivered hand-off this attempt overtook: it takes the copies.
 		w.delivered = false
-		w.try, w.start, w.ttl, w.locker, w.handed = try, start, a.TTL, a.Locker, false
+		w.try, w.start, w.ttl, w.handed = try, start, a.TTL, false
 		w.stopGather()
 	}
 	for i := range w.nodes {
@@ -132,8 +131,7 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	}
 }
 
-// UseWaiters keeps w, the Locker's waiters, which grants hands locks to
-// (line.Quorum).
+// UseWaiters keeps w, the waiters grants hands locks to (line.Quorum).
 func (t *technique) UseWaiters(w line.Waiters) { t.waiters = w }
 
 // LockEnded forgets waiter, whose Lock call ended (line.Quorum), passing
@@ -153,8 +151,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 }
 
 // NodeHandOff records that node handed rkey's lock to waiter with token
-// fence (line.Quorum); a copy for a Lock call that no longer waits is
-// passed on.
+// fence (line.Quorum); a copy for a Lock call that no longer waits is passed on.
 func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 	if node < 0 || node >= len(t.nodes) {
 		return
@@ -185,7 +182,7 @@ func (t *technique) settleDelivered(waiter string) {
 	if w == nil || !w.delivered {
 		return
 	}
-	t.leaveNodes(w.rkey, w.locker, waiter, w.ttl, t.nodesThatHanded(w, false))
+	t.leaveNodes(w.rkey, waiter, w.ttl, t.nodesThatHanded(w, false))
 	g.drop(waiter, w)
 }
 
@@ -214,8 +211,7 @@ func (t *technique) closeGrants() {
 
 // decideGrant hands the lock to the waiter once a quorum of counted nodes
 // handed it theirs with one token; else it tells the waiter to attempt
-// (tokens differ, validity gone, or too few within NodeTimeout). g.mu is
-// held.
+// (tokens differ, validity gone, or too few within NodeTimeout). g.mu is held.
 func (t *technique) decideGrant(waiter string, w *waiting) {
 	counts := func(i int) bool {
 		n := &w.nodes[i]

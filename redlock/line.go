@@ -44,14 +44,13 @@ func (t *technique) Abandon(ctx context.Context, a engine.Attempt) error {
 	return nil
 }
 
-// leaveNodes takes waiter, of the Locker named locker, which a quorum of
-// other nodes handed rkey's lock (grants), out of the lines of nodes in
-// the background.
-func (t *technique) leaveNodes(rkey, locker, waiter string, ttl time.Duration, nodes []*node) {
+// leaveNodes takes waiter, which a quorum of other nodes handed rkey's lock
+// (grants), out of the lines of nodes in the background.
+func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*node) {
 	if len(nodes) == 0 {
 		return
 	}
-	member := protocol.Member{TTL: ttl, Locker: locker, Waiter: waiter}.String()
+	member := protocol.Member{TTL: ttl, Locker: t.args.Name(), Waiter: waiter}.String()
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil, nil).decide(false)
 }
 
