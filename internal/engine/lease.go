@@ -14,8 +14,8 @@ import (
 // Lease is a held lock. Extend and Unlock may be called concurrently; they
 // run one at a time. Only an Unlock that succeeds or finds the lock no
 // longer ours (strategy.ErrNotHeld), or one that handed the lock to a
-// waiter (line.HandOffer), spends the lease; further calls then return ErrNotHeld
-// without touching Redis. After any other failure (ctx ended, Redis
+// waiter (line.HandOffer), spends the lease; further calls then return
+// ErrNotHeld without touching Redis. After any other failure (ctx ended, Redis
 // unreachable, a reply lost) the lease is not spent and Unlock or Extend
 // may be called again.
 type Lease struct {
