@@ -8,7 +8,7 @@
 -- ARGV[4] that name; a TryLock sends no ARGV[3] and joins no line. The
 -- waiter's line member (protocol.Member, built by the line's member) holds
 -- the TTL, the Locker and the name, so that a release that hands it the
--- lock knows the TTL to set and where to send the notice (see package line's handoff.lua).
+-- lock knows the TTL to set and where to send the notice (see package line's line.lua, handOn).
 -- STALE (protocol.Stale), LISTENED (protocol.Listened) and RETENTION
 -- (protocol.FenceRetention), in ms, and REPLICATED (the Locker waits for
 -- its replicas), are set in front of this script (package luarelease): a

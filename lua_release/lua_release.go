@@ -158,9 +158,9 @@ func newReplicatedTechnique(pool strategy.Pool, retention time.Duration, w *repl
 	return &technique{
 		pool:    pool,
 		pipe:    redisconn.NewPipeline(pool),
-		acquire: redisconn.NewScript(4, src(protocol.Source(consts+acquireSource))),
+		acquire: redisconn.NewScript(4, src(line.Source(consts+acquireSource))),
 		abandon: redis.NewScript(4, src(line.AbandonSource(consts))),
-		release: redisconn.NewScript(4, src(line.HandOnSource(consts, releaseSource))),
+		release: redisconn.NewScript(4, src(line.Source(consts+releaseSource))),
 		extend:  scripts.ComparePExpire(),
 		wait:    w,
 	}

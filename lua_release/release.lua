@@ -25,7 +25,7 @@ if redis.call("EXISTS", KEYS[3]) == 0 then
 	redis.call("DEL", KEYS[1])
 	return 1
 end
-local head, f = handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[1] .. ":notice", STALE, LISTENED, RECENT, RETENTION, ARGV[2])
+local head, f = waitLine("handoff").handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[1] .. ":notice", STALE, LISTENED, RECENT, RETENTION, ARGV[2])
 if ARGV[2] and head == ARGV[2] then
 	return {f}
 end

@@ -1,5 +1,5 @@
 -- acquire: one node's vote in a Redlock round, serving waiters in the
--- order of their tickets. The prelude (package protocol) and the constants
+-- order of their tickets. The line's Lua (line.Source) and the constants
 -- STALE, LISTENED and RETENTION (ms, see useRetention) come in front.
 -- KEYS the lock, its fencing counter, its line and the waiters' last-seen
 -- times (protocol.Keys). ARGV the token, the TTL in ms, the Lock call's

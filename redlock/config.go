@@ -84,8 +84,7 @@ func check(pools []strategy.Pool, cfg Config, ttl time.Duration) (Config, error)
 }
 
 // DefaultNodeTimeout returns the NodeTimeout for a TTL of ttl when
-// Config.NodeTimeout is zero: ttl/10 within [MinNodeTimeout,
-// MaxNodeTimeout].
+// Config.NodeTimeout is zero: ttl/10 within [MinNodeTimeout, MaxNodeTimeout].
 func DefaultNodeTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, MinNodeTimeout), MaxNodeTimeout)
 }

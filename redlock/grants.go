@@ -131,6 +131,9 @@ func (t *technique) answeredGrant(ga grantAttempt, node int, v answer) {
 	}
 }
 
+// UseWaiters keeps w, the waiters grants hands locks to (line.Quorum).
+func (t *technique) UseWaiters(w line.Waiters) { t.waiters = w }
+
 // LockEnded forgets waiter, whose Lock call ended (line.Quorum), passing
 // on the copies handed to it, unless a quorum's hand-off was delivered.
 func (t *technique) LockEnded(rkey, waiter string) {
@@ -148,8 +151,7 @@ func (t *technique) LockEnded(rkey, waiter string) {
 }
 
 // NodeHandOff records that node handed rkey's lock to waiter with token
-// fence (line.Quorum); a copy for a Lock call that no longer waits is
-// passed on.
+// fence (line.Quorum); a copy for a Lock call that no longer waits is passed on.
 func (t *technique) NodeHandOff(node int, rkey, waiter string, fence uint64) {
 	if node < 0 || node >= len(t.nodes) {
 		return
@@ -209,8 +211,7 @@ func (t *technique) closeGrants() {
 
 // decideGrant hands the lock to the waiter once a quorum of counted nodes
 // handed it theirs with one token; else it tells the waiter to attempt
-// (tokens differ, validity gone, or too few within NodeTimeout). g.mu is
-// held.
+// (tokens differ, validity gone, or too few within NodeTimeout). g.mu is held.
 func (t *technique) decideGrant(waiter string, w *waiting) {
 	counts := func(i int) bool {
 		n := &w.nodes[i]
@@ -231,7 +232,7 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	if counted < t.cfg.Quorum {
 		if w.gather == nil {
 			rkey := w.rkey
-			w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.line.Poke(rkey, waiter) })
+			w.gather = time.AfterFunc(t.cfg.NodeTimeout, func() { t.waiters.Poke(rkey, waiter) })
 		}
 		return
 	}
@@ -245,11 +246,11 @@ func (t *technique) decideGrant(waiter string, w *waiting) {
 	w.stopGather()
 	if atTop < t.cfg.Quorum || time.Since(w.start) >= validity {
 		// Its next attempt takes the copies and settles the fence.
-		t.line.Poke(w.rkey, waiter)
+		t.waiters.Poke(w.rkey, waiter)
 		return
 	}
 	h := line.QuorumHandOff{Waiter: waiter, Fence: uint64(top), Start: w.start, Validity: validity, Try: w.try}
-	if !t.line.HandOffQuorum(w.rkey, h) {
+	if !t.waiters.HandOffQuorum(w.rkey, h) {
 		// The waiter left its line meanwhile, or takes another hand-off.
 		delete(t.grants.byWaiter, waiter)
 		t.passOnNodes(w.rkey, waiter, t.nodes)

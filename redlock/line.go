@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -49,7 +50,7 @@ func (t *technique) leaveNodes(rkey, waiter string, ttl time.Duration, nodes []*
 	if len(nodes) == 0 {
 		return
 	}
-	member := protocol.Member{TTL: ttl, Locker: t.line.ID(), Waiter: waiter}.String()
+	member := protocol.Member{TTL: ttl, Locker: t.args.Name(), Waiter: waiter}.String()
 	t.fanOut(context.Background(), nodes, t.leaveOp(rkey, waiter, member), nil, nil).decide(false)
 }
 
@@ -120,9 +121,9 @@ func (t *technique) leftHorizon() time.Duration {
 // attempt. It returns what next got, and the release's outcome: nil once
 // a quorum deleted h's lock (or no quorum can still hold it),
 // strategy.ErrNotHeld when too many did not hold it, else the failures.
-func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (engine.Passed, error) {
+func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Attempt) (line.Passed, error) {
 	g, r, tl, err := t.acquire(ctx, next, h.Value)
-	passed := engine.Passed{Taken: err == nil, Acquired: g}
+	passed := line.Passed{Taken: err == nil, Value: g.Value, Fence: g.Fence, Validity: g.Validity}
 	if r == nil {
 		return passed, t.Release(ctx, h)
 	}

@@ -1,5 +1,5 @@
 -- raise: the fencing write-back of a Redlock acquire on one node. It
--- starts with the prelude (package protocol) and the protocol's constants
+-- starts with the line's Lua (line.Source) and the protocol's constants
 -- (RETENTION, protocol.FenceRetention in ms, is the one it reads;
 -- see useRetention).
 -- KEYS[1] the lock, KEYS[2] its fencing counter. ARGV[1] the owner's

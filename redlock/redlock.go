@@ -62,7 +62,6 @@ func New(pools []strategy.Pool, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.line = e.Line()
 	t.payer = owed.Payer{Timeout: cfg.NodeTimeout, Closing: e.Closed(), BG: &t.bg}
 	t.cfg.Config = e.Config()
 	t.args.Set(t.cfg.TTL, e.ID())
@@ -115,7 +114,7 @@ func (l *Locker) Config() Config { return l.t.cfg }
 // (late answers, releases of failed attempts, owed releases, the line's
 // clean-ups), or returns ctx.Err() when ctx ends first.
 func (l *Locker) Wait(ctx context.Context) error {
-	if err := l.e.Line().Idle(ctx); err != nil { // clean-ups make node calls
+	if err := l.e.Idle(ctx); err != nil { // the line's clean-ups make node calls
 		return err
 	}
 	return l.t.bg.Wait(ctx)
@@ -149,8 +148,8 @@ func (t *technique) useRetention(retention time.Duration) {
 	if t.sharded { // every node a Redis Cluster: notices on shard channels
 		src = protocol.Sharded
 	}
-	t.acquireScript = redisconn.NewScript(4, src(protocol.Source(consts+acquireSource)))
-	t.raise = redisconn.NewScript(2, src(protocol.Source(consts+raiseSource)))
-	t.release = redisconn.NewScript(4, src(line.HandOnSource(consts, releaseSource)))
+	t.acquireScript = redisconn.NewScript(4, src(line.Source(consts+acquireSource)))
+	t.raise = redisconn.NewScript(2, src(line.Source(consts+raiseSource)))
+	t.release = redisconn.NewScript(4, src(line.Source(consts+releaseSource)))
 	t.abandon = redisconn.NewScript(4, src(line.AbandonSource(consts)))
 }

@@ -1,6 +1,7 @@
--- release: one node's part of a Redlock release. The prelude, the
+-- release: one node's part of a Redlock release. The line's Lua
+-- (line.Source: waitLine, whose "handoff" group is handOn) and the
 -- constants (STALE, LISTENED, RECENT, RETENTION in ms; see useRetention)
--- and handOn (protocol.HandOnSource) come in front.
+-- come in front.
 -- KEYS the lock, its fencing counter, its line and the waiters' last-seen
 -- times (protocol.Keys). ARGV[1] the owner's token; for a failed attempt's
 -- undo, ARGV[2] and ARGV[3] the ticket and line member of the waiter to
@@ -18,7 +19,7 @@ if not ARGV[2] then
 	if redis.call("EXISTS", line) == 0 then
 		redis.call("DEL", lock)
 	else
-		handOn(lock, KEYS[2], line, seen, lock .. ":notice", STALE, LISTENED, RECENT, RETENTION)
+		waitLine("handoff").handOn(lock, KEYS[2], line, seen, lock .. ":notice", STALE, LISTENED, RECENT, RETENTION)
 	end
 	return 1
 end

@@ -28,7 +28,7 @@ type technique struct {
 	// acquire.lua, raise.lua (the fencing write-back), release.lua, the
 	// line's abandon.lua and compare-and-PEXPIRE.
 	acquireScript, raise, release, abandon, extend *redisconn.Script
-	line                                           *line.Line // the Locker's line, which grants hands locks to (set once by New)
+	waiters                                        line.Waiters // the Locker's waiters, which grants hands locks to (UseWaiters)
 	grants                                         grants
 	rg                                             *restartguard.Guard
 	maxTTL                                         atomic.Int64       // the longest TTL asked for, in ns

@@ -25,7 +25,7 @@
 //     WithListened, WithNoticeWaits), whichever comes first; transient
 //     Redis failures are retried until ctx ends. Lock also returns without
 //     another attempt when the lock is handed off to it, by a release in
-//     Redis or by a local Unlock of a HandOffer technique, which releases
+//     Redis or by a local Unlock of a line.HandOffer technique, which releases
 //     and makes the waiter's attempt in one step (see package line);
 //  3. returns a Lease whose Deadline is the start time plus the validity the
 //     technique reported, and which releases at most once;
@@ -35,9 +35,10 @@
 //     errors without that prefix.
 //
 // The Locker's line (package line) keeps the waiters, routes notices and
-// hand-offs to them and cleans up after a waiter that gives up; a
-// technique plugs into it (line.Technique, line.Abandoner, line.Quorum),
-// never into the engine.
+// hand-offs to them (a lease's Unlock releases through it, Line.Release)
+// and cleans up after a waiter that gives up; a technique plugs into it
+// (line.Technique, line.HandOffer, line.Abandoner, line.Quorum), never
+// into the engine, which gives no technique a way back to itself.
 //
 // A technique that waits for replicas (WithReplicas, replicas.go) takes
 // Config.Replicas; Lock then ends at an attempt the replicas did not

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/engine"
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/locktest"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -55,13 +56,13 @@ func (p *passing) Extend(context.Context, engine.Held, time.Duration) (engine.Ac
 	return engine.Acquired{}, nil
 }
 
-func (p *passing) HandOff(_ context.Context, _ engine.Held, next engine.Attempt) (engine.Passed, error) {
+func (p *passing) HandOff(_ context.Context, _ engine.Held, next engine.Attempt) (line.Passed, error) {
 	close(p.handing)
 	<-p.answer
-	return engine.Passed{Taken: true, Acquired: engine.Acquired{Value: p.value(next), Fence: 9}}, nil
+	return line.Passed{Taken: true, Value: p.value(next), Fence: 9}, nil
 }
 
-var _ engine.HandOffer = (*passing)(nil)
+var _ line.HandOffer = (*passing)(nil)
 
 func (p *passing) attempts() int {
 	p.mu.Lock()

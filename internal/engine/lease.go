@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
-	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
 // Lease is a held lock. Extend and Unlock may be called concurrently; they
 // run one at a time. Only an Unlock that succeeds or finds the lock no
 // longer ours (strategy.ErrNotHeld), or one that handed the lock to a
-// waiter (HandOffer), spends the lease; further calls then return ErrNotHeld
-// without touching Redis. After any other failure (ctx ended, Redis
+// waiter (line.HandOffer), spends the lease; further calls then return
+// ErrNotHeld without touching Redis. After any other failure (ctx ended, Redis
 // unreachable, a reply lost) the lease is not spent and Unlock or Extend
 // may be called again.
 type Lease struct {
@@ -154,16 +153,14 @@ func (s *Lease) Unlock(ctx context.Context) error {
 	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
 		return s.l.opError("unlock", s.key, err)
 	}
-	if p, ok := s.l.tech.(HandOffer); ok {
-		if w, next := s.l.line.Next(s.rkey); w != nil {
-			return s.handOffTo(ctx, p, h, w, next)
-		}
+	passed, err := s.l.line.Release(ctx, h) // may hand the lock to a waiter
+	if passed {
+		s.spendUnless(nil) // the lock is the waiter's now, whatever the release reported
+	} else {
+		s.spendUnless(err)
 	}
-	err := s.l.tech.Release(ctx, h)
-	s.spendUnless(err)
-	s.l.line.Poke(s.rkey, "") // a local waiter tries now, without waiting for a notice
 	if s.l.cfg.Observer != nil {
-		s.observeRelease(ctx, err, false)
+		s.observeRelease(ctx, err, passed)
 	}
 	if err != nil {
 		return s.l.opError("unlock", s.key, err)
@@ -181,33 +178,6 @@ func (s *Lease) spendUnless(err error) {
 	s.mu.Lock()
 	s.spent = true
 	s.mu.Unlock()
-}
-
-// handOffTo releases the lock and makes the attempt next for w, a waiter of
-// this Locker for the same key, in one step (see HandOffer). A lock taken for
-// w is handed over to it (line.Line.HandOver, which releases it again if w
-// gave up meanwhile). When the attempt fails, w is told to try on its own.
-//
-// The lease is spent when the lock was passed on (the attempt succeeded:
-// the lock is w's now, whatever the release reported), and otherwise as
-// Unlock spends it, by the release's outcome.
-func (s *Lease) handOffTo(ctx context.Context, p HandOffer, h Held, w *line.Waiter, next Attempt) error {
-	start := time.Now()
-	passed, released := p.HandOff(ctx, h, next)
-	if passed.Taken {
-		s.spendUnless(nil)
-		s.l.line.HandOver(ctx, w, next, line.Handed{Value: passed.Value, Fence: passed.Fence, Start: start, Validity: passed.Validity})
-	} else {
-		s.spendUnless(released)
-		s.l.line.Poke(s.rkey, "")
-	}
-	if s.l.cfg.Observer != nil {
-		s.observeRelease(ctx, released, passed.Taken)
-	}
-	if released != nil {
-		return s.l.opError("unlock", s.key, released)
-	}
-	return nil
 }
 
 // snapshot returns what Release and Extend need, and whether the lease is

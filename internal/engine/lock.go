@@ -27,7 +27,7 @@ import (
 // where the technique reports the holder's remaining TTL, when that runs
 // out, whichever comes first. It returns without another attempt when the
 // lock is handed off to it: by a release in Redis (a "handoff:" notice), or
-// by a local Unlock that took the lock for it (HandOffer).
+// by a local Unlock that took the lock for it (line.HandOffer).
 func (l *Locker) Lock(ctx context.Context, key string) (lease strategy.Lease, err error) {
 	if err := l.checkKey("lock", key); err != nil {
 		return nil, err

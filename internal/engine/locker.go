@@ -140,9 +140,10 @@ func New(tech Technique, props strategy.Properties, cfg strategy.Config, opts ..
 // (Attempt.Locker), or "" without WithInboxNotices.
 func (l *Locker) ID() string { return l.line.ID() }
 
-// Line returns the Locker's line, for a technique that hands locks to its
-// waiters itself (line.Quorum).
-func (l *Locker) Line() *line.Line { return l.line }
+// Idle waits until the line's clean-ups in the background (abandons and
+// releases of locks handed to waiters that left) have ended, and returns
+// nil, or ctx.Err() when ctx ends first.
+func (l *Locker) Idle(ctx context.Context) error { return l.line.Idle(ctx) }
 
 // Config returns the Locker's configuration with defaults filled in.
 func (l *Locker) Config() strategy.Config { return l.cfg }

@@ -18,6 +18,9 @@ func (b *LockerArgs) Set(ttl time.Duration, locker string) {
 	b.ttl, b.ttlMs, b.locker, b.id = ttl, ttl.Milliseconds(), locker, locker
 }
 
+// Name returns the Locker's name, as Set recorded it.
+func (b *LockerArgs) Name() string { return b.locker }
+
 // Locker returns the Locker name locker as an argument: the boxed one
 // when it is the name Set recorded.
 func (b *LockerArgs) Locker(locker string) any {

@@ -36,24 +36,6 @@ type Acquired struct {
 	Keys []any
 }
 
-// HandOffer is implemented by techniques that can release a lock and make an
-// acquire attempt for another waiter in the same step on each node: Unlock
-// uses it when a goroutine of the same Locker waits for the key, which
-// hands the lock off to that waiter one round trip sooner.
-type HandOffer interface {
-	// HandOff releases the lock h holds and makes the attempt next. It
-	// returns what next got (Passed) and the release's outcome as Release
-	// returns it.
-	HandOff(ctx context.Context, h Held, next Attempt) (Passed, error)
-}
-
-// Passed is what a HandOff's attempt got: the lock, when Taken, as
-// Acquire reports it; else the waiter is told to try on its own.
-type Passed struct {
-	Taken bool
-	Acquired
-}
-
 // ReleaseChannel is the pub/sub channel on which a release of the Redis key
 // rkey is announced (protocol.Channel: it starts with the key, so with
 // Config.Prefix). The message bodies are protocol.Notice's.

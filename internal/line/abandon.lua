@@ -25,5 +25,5 @@ if redis.call("EXISTS", KEYS[3]) == 0 then -- nobody else waits: the plain delet
 	redis.call("DEL", KEYS[1])
 	return 1
 end
-handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], STALE, LISTENED, RECENT, RETENTION)
+waitLine("handoff").handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[3], STALE, LISTENED, RECENT, RETENTION)
 return 1

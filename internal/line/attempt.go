@@ -24,7 +24,7 @@ type Attempt struct {
 	// for a TryLock's attempt and for a local hand-off's.
 	Try uint64
 	// Pass numbers, from 1, the attempts a local Unlock made for the
-	// waiter (SetPass: a hand-off, see engine.HandOffer); 0 for any other.
+	// waiter (SetPass: a hand-off, see HandOffer); 0 for any other.
 	Pass uint64
 	// Waits is true for Lock's attempts and false for TryLock's: only
 	// callers that will wait join a line.
@@ -38,13 +38,9 @@ type Attempt struct {
 	Locker string
 }
 
-// SetTry makes a the Lock call's attempt number try, with its token: the
-// one place tokens of a Lock call's attempts are written.
+// SetTry makes a the Lock call's attempt number try, with its token
+// (token, which SetPass writes with too).
 func (a *Attempt) SetTry(try uint64) { a.Try, a.Pass, a.Token = try, 0, token(a.Waiter, "", try) }
-
-// SetPass makes a the attempt number pass that a local Unlock makes for
-// the waiter (a hand-off), with its token.
-func (a *Attempt) SetPass(pass uint64) { a.Try, a.Pass, a.Token = 0, pass, token(a.Waiter, "p", pass) }
 
 // TokenNamesWaiter reports whether a's Token names its Waiter as the
 // acquire scripts read it back when the name is not sent: the token's

@@ -5,167 +5,95 @@ import (
 	"math"
 	"slices"
 	"time"
-
-	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
-// A hand-off, end to end. A release in Redis whose line has a live head
-// sets the lock to that waiter's name and publishes "handoff:<fence>:
-// <waiter>" to the waiter's Locker (handoff.lua's handOn, run by the
-// technique's release script). The Locker's Hub gives it to OnNotice,
-// which hands it to the waiter by that name (lines.handOffByName); the
-// waiter's Lock takes it (Place.Heard), or, when nobody waits by that
-// name because the waiter gave up (departed), the lock is passed on
-// (lostHandOff). A local Unlock of a HandOffer technique releases and
-// makes the head's attempt in one step (Next), and gives it what it took
-// (HandOver), or releases it when the waiter left meanwhile
-// (handedToGone). A technique whose nodes each hand their copy (Quorum)
-// gets every node's hand-off instead, and gives the waiter the lock once
-// enough did (HandOffQuorum).
+// A hand-off, end to end, as this file reads it. A local Unlock of a
+// HandOffer technique (Release) makes, in one step with its release, the
+// attempt of the head of the key's local line (nextAttempt); the
+// technique's release script hands the lock to that waiter when it heads
+// the line in Redis (line.lua's handOn) and replies with its fencing
+// token; handOver sends it to the waiter's events, and the waiter's Lock
+// takes it (Heard, take), or, when it left meanwhile, it is released
+// again (handedToGone). A release in Redis by any other Locker hands the
+// lock to the live head of the line in Redis and publishes "handoff:"
+// to that waiter's Locker, whose OnNotice (notice.go) hands it over by
+// name (handOffByName). A technique whose nodes each hand their copy
+// counts them first (Quorum, notice.go).
 
-// handoff is a lock handed off to a waiter: by a release in Redis (a "handoff:"
-// notice: the lock holds the waiter's name, and start is zero), or by an
-// Unlock of the same Locker that released the lock and took it for the
-// waiter in one step (HandOffer).
-type handoff struct {
-	value string    // the owner token the key holds
-	fence uint64    // its fencing token
-	start time.Time // the validity is counted from here; zero: see Place.take
-	valid time.Duration
-	local bool // by an Unlock of this Locker
-	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the
-	// attempt it was counted against; 0 otherwise.
-	try uint64
+// HandOffer is implemented by techniques that can release a lock and
+// make an acquire attempt for another waiter in the same step: Release
+// uses it when a waiter of the same Locker waits for the key, which hands
+// the lock to that waiter one round trip sooner.
+type HandOffer interface {
+	// HandOff releases the lock h holds and makes the attempt next. It
+	// returns what next got (Passed) and the release's outcome as
+	// Technique.Release returns it.
+	HandOff(ctx context.Context, h Held, next Attempt) (Passed, error)
 }
 
-// Handed is a lock handed off to a waiter, as its Lock call takes it:
-// the owner token the key holds, its fencing token, and a validity
-// counted from Start (zero: the Locker's TTL).
-type Handed struct {
+// Passed is what a HandOff's attempt got: when Taken, the lock, whose
+// owner token is Value (empty: the attempt's token), with its fencing
+// token and its validity (zero: the attempt's TTL); else the waiter
+// is told to try on its own.
+type Passed struct {
+	Taken    bool
 	Value    string
 	Fence    uint64
-	Start    time.Time
 	Validity time.Duration
 }
 
-// take takes the lock handed off to w by h, for its Lock call whose place is p, with the validity's start.
-// A hand-off by a release in Redis (the lock holds the waiter's name)
-// came after an attempt put the waiter in the line, so its validity is
-// counted from the send time of the earliest attempt that may have done
-// so (inLineSince: refused, or its outcome unknown), and never from
-// before the Lock call began; or, when the hand-off's fencing token is
-// above the counter the last refusal found (Outcome.Counter), from that
-// refusal's attempt, which the hand-off came after: a waiter that waited
-// longer than its TTL does not get a lease that expired before it was
-// handed over. "Refused at" alone is not a bound: a notice delayed past
-// the handed lock's expiry would reach a waiter whose later attempt was
-// refused (Heard drops a hand-off that an attempt begun after it arrived
-// found gone). A lock handed off by a local Unlock, or by a quorum of
-// nodes, comes with its own start and validity.
-func (p *Place) take(w *Waiter, h handoff) Handed {
-	p.queued, p.mayBeQueued = false, false // the hand-off took the waiter out of the line
-	p.handOff, p.handOffLocal = true, h.local
-	start := h.start
-	if start.IsZero() {
-		start = p.inLineSince
-		if p.refusedCounted && h.fence <= math.MaxInt64 && int64(h.fence) > p.refusedCounter && p.refusedAt.After(start) {
-			start = p.refusedAt // the hand-off came after that refusal
+// Release releases the lock h holds, for the lease's Unlock: with a
+// HandOffer technique and a waiter in h.Key's local line, it hands the
+// lock to that waiter in the same step (HandOff), and otherwise it
+// releases it (Technique.Release) and tells the head of the local line to
+// try now. It reports whether the lock was passed to the waiter (then the
+// lease is spent, whatever the release reported) and the release's
+// outcome: nil, an error wrapping strategy.ErrNotHeld when the lock was
+// no longer h's, or the Redis failure.
+func (l *Line) Release(ctx context.Context, h Held) (passed bool, err error) {
+	if l.handOffer != nil {
+		if w, next := l.q.nextAttempt(h.Key); w != nil {
+			start := time.Now()
+			p, err := l.handOffer.HandOff(ctx, h, next)
+			if p.Taken {
+				l.handOver(ctx, w, next, Handed{Value: p.Value, Fence: p.Fence, Start: start, Validity: p.Validity})
+				return true, err
+			}
+			l.q.poke(h.Key, "")
+			return false, err
 		}
 	}
-	if start.IsZero() || start.Before(w.next.Arrived) {
-		start = w.next.Arrived // no attempt ran that could have queued it: the bound is the call's start
-	}
-	return Handed{Value: h.value, Fence: h.fence, Start: start, Validity: h.valid}
+	err = l.tech.Release(ctx, h)
+	l.q.poke(h.Key, "") // a local waiter tries now, without waiting for a notice
+	return false, err
 }
 
-// OnNotice routes a release notice that node (its index in
-// Config.Pools; -1 for the Hub's "look for yourself") received on
-// channel: a hand-off to the waiter it names (to a Quorum technique
-// instead, with the node), else "try now" to the head of the key's
-// line. The bodies are protocol.Notice's.
-func (l *Line) OnNotice(node int, channel, body string) {
-	rkey, ok := protocol.LockOf(channel)
-	if !ok {
-		return
-	}
-	n := protocol.ParseNotice(body)
-	if n.HandOff && l.quorum != nil {
-		l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
-		return
-	}
-	if n.HandOff && l.confirm {
-		// The release did not wait for the replicas: the waiter's own
-		// attempt finds the lock in its name and waits for them.
-		if !l.q.tryByName(rkey, n.Waiter) {
-			l.lostHandOff(rkey, n.Waiter, n.Fence)
-		}
-		return
-	}
-	if lost := l.q.onNotice(rkey, n); lost {
-		l.lostHandOff(rkey, n.Waiter, n.Fence)
-	}
-}
-
-// tryByName tells the waiter named target in key's line to attempt now,
-// and reports false when no waiter by that name is in the line.
-func (q *lines) tryByName(key, target string) bool {
+// nextAttempt returns the head of key's line and an attempt for it, with a
+// token of its own (Attempt.SetPass), or nil when nobody waits.
+func (q *lines) nextAttempt(key string) (*Waiter, Attempt) {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
-	if ln == nil {
-		return false
+	if ln == nil || len(ln.waiters) == 0 {
+		return nil, Attempt{}
 	}
-	i := slices.IndexFunc(ln.waiters, func(w *Waiter) bool { return w.next.Waiter == target })
-	if i < 0 {
-		return false
-	}
-	ln.waiters[i].tryNow()
-	return true
+	w := ln.waiters[0]
+	w.passes++
+	a := w.next
+	a.SetPass(w.passes)
+	return w, a
 }
 
-// onNotice routes the release notice n for key to the key's line: a
-// hand-off to the waiter it names, else "try now" to the head. It reports
-// a hand-off that found no waiter by that name in the line (lost): the
-// lock now holds the name of a waiter that is gone.
-func (q *lines) onNotice(key string, n protocol.Notice) (lost bool) {
-	if n.HandOff {
-		return !q.handOffByName(key, n.Waiter, n.Fence)
-	}
-	q.poke(key, n.Waiter)
-	return false
-}
+// SetPass makes a the attempt number pass that a local Unlock makes for
+// the waiter (a hand-off), with its token.
+func (a *Attempt) SetPass(pass uint64) { a.Try, a.Pass, a.Token = 0, pass, token(a.Waiter, "p", pass) }
 
-// Poke tells waiter, when it heads rkey's line, to attempt now; "" tells
-// the head whoever it is (a local Unlock freed the key).
-func (l *Line) Poke(rkey, waiter string) { l.q.poke(rkey, waiter) }
-
-// lostHandOff passes on the lock of rkey handed to the waiter name (with
-// fencing token fence) that is not in its line, when that waiter gave up
-// (departed) rather than took the lock by an attempt of its own: the
-// technique's owner-checked release of that name, in the background,
-// which passes the lock on to the next waiter in line, as the waiter's
-// Abandon would have. A release that finds the lock no longer the
-// waiter's does nothing; one that cannot reach Redis is tried again for
-// up to the Locker's TTL, which the hand-off set. Close waits for it (the
-// Hub that calls OnNotice is closed first, so none starts once Close
-// waits).
-func (l *Line) lostHandOff(rkey, name string, fence uint64) {
-	if l.departed.take(rkey, name, time.Now()) {
-		l.ReleaseInBackground(Held{Key: rkey, Value: name, Fence: fence}, l.ttl)
-	}
-}
-
-// Next returns the head of rkey's line and the attempt a local Unlock
-// makes for it (Attempt.SetPass), or nil when nobody waits: see
-// engine.HandOffer.
-func (l *Line) Next(rkey string) (*Waiter, Attempt) { return l.q.nextAttempt(rkey) }
-
-// HandOver gives w the lock that a local Unlock took for it by the
+// handOver gives w the lock that a local Unlock took for it by the
 // attempt next, sent at h.Start (an empty h.Value means next.Token, a
 // zero h.Validity next.TTL). When w has left the line meanwhile, or has
 // another hand-off to take, the lock is released again (handedToGone).
-func (l *Line) HandOver(ctx context.Context, w *Waiter, next Attempt, h Handed) {
+func (l *Line) handOver(ctx context.Context, w *Waiter, next Attempt, h Handed) {
 	off := handoff{value: h.Value, fence: h.Fence, start: h.Start, valid: h.Validity, local: true}
 	if off.value == "" {
 		off.value = next.Token
@@ -192,6 +120,15 @@ func (l *Line) handedToGone(ctx context.Context, rkey string, w *Waiter, h hando
 		return
 	}
 	l.releaseOrRetry(ctx, Held{Key: rkey, Value: h.value, Fence: h.fence})
+}
+
+// took returns the value of the lock w took by an attempt of its own, as
+// it left key's line (leave), or "".
+func (q *lines) took(key string, w *Waiter) string {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return w.won
 }
 
 // handOffByName hands the lock to the waiter named target in key's line,
@@ -229,46 +166,78 @@ func (q *lines) handOffIf(key string, is func(*Waiter) bool, h handoff) (found, 
 	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
 }
 
-// Quorum is implemented by a technique whose lock is handed off by
-// several nodes, each with a "handoff:" notice of its own (redlock: a
-// release hands each node's copy of the lock to the head of that node's
-// line). The line gives it every such notice, with the node it came
-// from, instead of handing the lock to the waiter at once; the technique
-// hands it over (HandOffQuorum) once enough nodes did, or tells the
-// waiter to attempt (Poke), which takes what was handed to it. It passes
-// on a copy handed to a waiter that no longer waits.
-type Quorum interface {
-	// NodeHandOff reports the hand-off to waiter of rkey's lock by node
-	// (its index in the pools the notices come from), with fencing token
-	// fence.
-	NodeHandOff(node int, rkey, waiter string, fence uint64)
-	// LockEnded reports that the Lock call named waiter, for rkey, ended,
-	// whatever way, after its attempts and its Abandon.
-	LockEnded(rkey, waiter string)
+// handoff is a lock handed off to a waiter: by a release in Redis (a "handoff:"
+// notice: the lock holds the waiter's name, and start is zero), or by an
+// Unlock of the same Locker that released the lock and took it for the
+// waiter in one step (HandOffer).
+type handoff struct {
+	value string    // the owner token the key holds
+	fence uint64    // its fencing token
+	start time.Time // the validity is counted from here; zero: see Place.take
+	valid time.Duration
+	local bool // by an Unlock of this Locker
+	// try is, for a hand-off by a quorum of nodes (HandOffQuorum), the
+	// attempt it was counted against; 0 otherwise.
+	try uint64
 }
 
-// QuorumHandOff is a lock that enough nodes handed to a waiter, for
-// HandOffQuorum.
-type QuorumHandOff struct {
-	Waiter string // the waiter's name, which the lock holds
-	Fence  uint64
-	// Start is when the attempt that every node counted refused was sent:
-	// each hand-off came after that node refused it. The validity is
-	// counted from Start.
+// Handed is a lock handed off to a waiter, as its Lock call takes it:
+// the owner token the key holds, its fencing token, and a validity
+// counted from Start (zero: the Locker's TTL).
+type Handed struct {
+	Value    string
+	Fence    uint64
 	Start    time.Time
 	Validity time.Duration
-	// Try is the number of that attempt (Attempt.Try): the waiter drops
-	// the hand-off when it began a later attempt before taking it, since
-	// that attempt took what was handed, or found it gone.
-	Try uint64
 }
 
-// HandOffQuorum gives the waiter h.Waiter in rkey's line the lock h, and
-// reports whether it did: false when the waiter is no longer in the line,
-// or has another hand-off to take, and the technique must pass the lock
-// on.
-func (l *Line) HandOffQuorum(rkey string, h QuorumHandOff) bool {
-	off := handoff{value: h.Waiter, fence: h.Fence, start: h.Start, valid: h.Validity, try: h.Try}
-	_, sent := l.q.handOffIf(rkey, func(w *Waiter) bool { return w.next.Waiter == h.Waiter }, off)
-	return sent
+// Heard reads e, an event from w's Events, for the Lock call whose place
+// is p: the lock handed to w (taken, and h is it, see take), a reason to
+// attempt now (try), or nothing (an event that an attempt begun since has
+// answered).
+func (p *Place) Heard(w *Waiter, e event) (h Handed, taken, try bool) {
+	if e.handedOff && e.off.start.IsZero() && p.refusedTry > e.tries {
+		// An attempt begun after this hand-off reached the waiter found
+		// the lock not the waiter's: the handed lock is gone (it
+		// expired), and validity counted from that attempt would outlast
+		// it.
+		return Handed{}, false, false
+	}
+	if e.handedOff && !(e.off.try > 0 && w.tries.Load() > e.off.try) {
+		return p.take(w, e.off), true, false
+	}
+	// A quorum hand-off that an attempt begun since took or found gone is
+	// dropped, and the waiter attempts at once (stale is false for a
+	// hand-off): the hand-off may have kept a "try now" out (send).
+	return Handed{}, false, !e.stale(w)
+}
+
+// take takes the lock handed off to w by h, for its Lock call whose place is p, with the validity's start.
+// A hand-off by a release in Redis (the lock holds the waiter's name)
+// came after an attempt put the waiter in the line, so its validity is
+// counted from the send time of the earliest attempt that may have done
+// so (inLineSince: refused, or its outcome unknown), and never from
+// before the Lock call began; or, when the hand-off's fencing token is
+// above the counter the last refusal found (Outcome.Counter), from that
+// refusal's attempt, which the hand-off came after: a waiter that waited
+// longer than its TTL does not get a lease that expired before it was
+// handed over. "Refused at" alone is not a bound: a notice delayed past
+// the handed lock's expiry would reach a waiter whose later attempt was
+// refused (Heard drops a hand-off that an attempt begun after it arrived
+// found gone). A lock handed off by a local Unlock, or by a quorum of
+// nodes, comes with its own start and validity.
+func (p *Place) take(w *Waiter, h handoff) Handed {
+	p.queued, p.mayBeQueued = false, false // the hand-off took the waiter out of the line
+	p.handOff, p.handOffLocal = true, h.local
+	start := h.start
+	if start.IsZero() {
+		start = p.inLineSince
+		if p.refusedCounted && h.fence <= math.MaxInt64 && int64(h.fence) > p.refusedCounter && p.refusedAt.After(start) {
+			start = p.refusedAt // the hand-off came after that refusal
+		}
+	}
+	if start.IsZero() || start.Before(w.next.Arrived) {
+		start = w.next.Arrived // no attempt ran that could have queued it: the bound is the call's start
+	}
+	return Handed{Value: h.value, Fence: h.fence, Start: start, Validity: h.valid}
 }

@@ -18,8 +18,9 @@ import (
 // owner-checked release, which the line uses to pass on a lock handed to
 // a waiter that no longer wants it (a technique that keeps a line of
 // waiters in Redis hands the lock on to the next one). A technique that
-// keeps such a line implements Abandoner too, and one whose nodes each
-// hand their copy of the lock, Quorum.
+// keeps such a line implements Abandoner too, one that hands a lock to a
+// waiter of its own Locker as it releases it, HandOffer, and one whose
+// nodes each hand their copy of the lock, Quorum.
 type Technique interface {
 	// Release deletes the lock h holds, if it still holds h.Value. It
 	// returns an error wrapping strategy.ErrNotHeld when it does not.
@@ -69,14 +70,16 @@ type Config struct {
 // waiting Lock calls (only the head contends in Redis), the routing of
 // release notices and hand-offs to them, hand-offs by a local Unlock, the
 // waiters that left (departed) and what a waiter that gives up leaves
-// behind (Leave). Its Lua half is handoff.lua and abandon.lua. It is safe
+// behind (Leave). Its Lua half is line.lua and abandon.lua. It is safe
 // for concurrent use.
 type Line struct {
-	tech   Technique
-	ab     Abandoner // nil: no line in Redis
-	quorum Quorum    // nil: one node hands the lock
-	q      *lines
-	hub    *notify.Hub // nil without notices
+	tech Technique
+	ab   Abandoner // nil: no line in Redis
+	// handOffer is tech when it hands locks to local waiters (Release).
+	handOffer HandOffer
+	quorum    Quorum // nil: one node hands the lock
+	q         *lines
+	hub       *notify.Hub // nil without notices
 	// id names the Locker in its waiters' inbox channels (Config.Inbox),
 	// else "".
 	id string
@@ -102,7 +105,10 @@ func New(tech Technique, cfg Config) (*Line, error) {
 		keepPlace: cfg.Stale / 2, keepListened: cfg.Listened / 2, noticeWaits: cfg.NoticeWaits, confirm: cfg.ConfirmRedisHandOffs,
 	}
 	l.ab, _ = tech.(Abandoner)
-	l.quorum, _ = tech.(Quorum)
+	l.handOffer, _ = tech.(HandOffer)
+	if l.quorum, _ = tech.(Quorum); l.quorum != nil {
+		l.quorum.UseWaiters(l)
+	}
 	l.departed.horizon = max(2*cfg.Stale, 2*cfg.Listened)
 	if cfg.Inbox {
 		id, err := uuid.NewRandom()

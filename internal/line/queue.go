@@ -174,15 +174,6 @@ func (q *lines) leave(key string, w *Waiter, won string) (off handoff, handedOff
 	return off, handedOff, unsubscribe
 }
 
-// took returns the value of the lock w took by an attempt of its own, as
-// it left key's line (leave), or "".
-func (q *lines) took(key string, w *Waiter) string {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return w.won
-}
-
 // markSubscribed records that key's line holds a subscription, and reports
 // whether it did not already (so the caller subscribes exactly once).
 func (q *lines) markSubscribed(key string) bool {
@@ -209,23 +200,6 @@ func (q *lines) poke(key, target string) {
 		return
 	}
 	ln.waiters[0].tryNow()
-}
-
-// nextAttempt returns the head of key's line and an attempt for it, with a
-// token of its own (Attempt.SetPass), or nil when nobody waits.
-func (q *lines) nextAttempt(key string) (*Waiter, Attempt) {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	ln := sh.byKey[key]
-	if ln == nil || len(ln.waiters) == 0 {
-		return nil, Attempt{}
-	}
-	w := ln.waiters[0]
-	w.passes++
-	a := w.next
-	a.SetPass(w.passes)
-	return w, a
 }
 
 // len returns how many waiters key's line holds.

@@ -111,27 +111,6 @@ func (p *Place) Tried(o Outcome) {
 	}
 }
 
-// Heard reads e, an event from w's Events, for the Lock call whose place
-// is p: the lock handed to w (taken, and h is it, see take), a reason to
-// attempt now (try), or nothing (an event that an attempt begun since has
-// answered).
-func (p *Place) Heard(w *Waiter, e event) (h Handed, taken, try bool) {
-	if e.handedOff && e.off.start.IsZero() && p.refusedTry > e.tries {
-		// An attempt begun after this hand-off reached the waiter found
-		// the lock not the waiter's: the handed lock is gone (it
-		// expired), and validity counted from that attempt would outlast
-		// it.
-		return Handed{}, false, false
-	}
-	if e.handedOff && !(e.off.try > 0 && w.tries.Load() > e.off.try) {
-		return p.take(w, e.off), true, false
-	}
-	// A quorum hand-off that an attempt begun since took or found gone is
-	// dropped, and the waiter attempts at once (stale is false for a
-	// hand-off): the hand-off may have kept a "try now" out (send).
-	return Handed{}, false, !e.stale(w)
-}
-
 // Leave ends w's wait, whose place is p: when it gave up after a refused attempt, the
 // technique takes it out of its line in Redis (Abandon, which also passes
 // on a lock a release in Redis handed off to it meanwhile), and the line

@@ -1,8 +1,9 @@
 // Package protocol is the one owner of the Redis-side wait protocol that
 // lua_release and redlock share: the key and channel layout, the line of
 // waiters kept in Redis, the encodings of line members and release
-// notices, the fencing-counter construction, and the Lua prelude every
-// script of both techniques starts with.
+// notices, and the fencing-counter construction. The Lua every script of
+// both techniques starts with, which reads and writes them, is package
+// line's line.lua (line.Source).
 //
 //	import "github.com/lockzoo/lockzoo/internal/protocol"
 //
@@ -46,8 +47,8 @@
 //
 // # Hand-offs
 //
-// Package line's handoff.lua (handOn) is the one hand-off of both
-// techniques (line.HandOnSource puts it in front of a release script):
+// Package line's line.lua (handOn) is the one hand-off of both
+// techniques (line.Source puts it in front of every script):
 // a release whose line has a live head sets the lock to that waiter's
 // name with its TTL and the next fencing token, takes it out of the line
 // and sends it a "handoff:" notice; else it deletes the lock and sends

@@ -93,7 +93,7 @@ func Channel(lock string) string {
 
 // Inbox is the pub/sub channel on which the Locker named locker hears the
 // notices for lock that concern its waiters: Channel(lock) + ":" + locker.
-// Scripts build it the same way (inbox in prelude.lua).
+// Scripts build it the same way (inbox in package line's line.lua).
 func Inbox(lock, locker string) string { return Channel(lock) + ":" + locker }
 
 // LockOf returns the lock key a channel made by Channel or Inbox belongs

@@ -48,7 +48,7 @@ type Member struct {
 }
 
 // String encodes m as it is stored in the line:
-// "<ttl ms>/<locker>/<waiter>" (parseMember in prelude.lua reads it).
+// "<ttl ms>/<locker>/<waiter>" (parseMember in package line's line.lua reads it).
 func (m Member) String() string {
 	return strconv.FormatInt(m.TTL.Milliseconds(), 10) + "/" + m.Locker + "/" + m.Waiter
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Release notices. A release publishes one of these bodies in the same
-// step as the release (prelude.lua builds them):
+// step as the release (package line's line.lua builds them):
 //
 //	""                               anyone waiting may try now
 //	"head:" + waiter                 the waiter at the head of the line may try now

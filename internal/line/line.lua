@@ -1,17 +1,21 @@
--- prelude: the functions every script of lua_release and redlock starts
--- with (package protocol; Script puts it in front). See doc.go for the layout
--- and encodings.
+-- line: the wait line's Lua, which every script of lua_release and
+-- redlock starts with (package line's Source puts it in front), Go's
+-- half being package line (handoff.go reads a hand-off with handOn
+-- below) and the encodings package protocol's (doc.go: layout and
+-- encodings).
 
 -- waitLine returns, built on demand off the scripts' fast paths, one
 -- group of functions as a table: every function a script defines costs
 -- Redis time on every call, so a script's fast path defines only waitLine
 -- and takeFence, and a slow path builds the group it needs:
---   waitLine()         the line of waiters: nowUs, nowMs, join, leave,
---                      liveHead, member;
---   waitLine("notice") the encodings and the head notice: parseMember,
---                      inbox, headNotice, handOffNotice, tellHead;
---   waitLine("fence")  the fencing counter: readFence, nextFence,
---                      writeFence, nowUs.
+--   waitLine("handoff") the hand-off: handOn, which passes a released
+--                       lock on to the live head of the line;
+--   waitLine()          the line of waiters: nowUs, nowMs, join, leave,
+--                       liveHead, member;
+--   waitLine("notice")  the encodings and the head notice: parseMember,
+--                       inbox, headNotice, handOffNotice, tellHead;
+--   waitLine("fence")   the fencing counter: readFence, nextFence,
+--                       writeFence, nowUs.
 local function waitLine(group)
 	-- nowUs is the server's time in µs.
 	local function nowUs()
@@ -19,7 +23,54 @@ local function waitLine(group)
 		return tonumber(t[1]) * 1000000 + tonumber(t[2])
 	end
 
-	if group == "notice" then
+	if group == "handoff" then
+		-- handOn passes the lock on once its owner released it. A head of
+		-- the line that is alive gets it: the lock is set to its name with
+		-- its TTL, it gets the next fencing token, leaves the line, and a
+		-- "handoff:" notice on its Locker's inbox tells it that it holds the
+		-- lock. Alive: seen within `recent` ms, or its Locker listens on its
+		-- inbox (PUBSUB NUMSUB; on Redis Cluster only this node's
+		-- subscribers count) and it was seen within `listened` ms (liveHead
+		-- first drops a head unseen for `stale` ms whose Locker does not
+		-- listen, or unseen for `listened` ms). Otherwise the lock is
+		-- deleted and a "head:" notice tells the head to try. quiet, when
+		-- given, is the member of a waiter of the caller's own Locker
+		-- (release.lua's ARGV[2]): at the head it is alive and gets the lock
+		-- without a notice, as the caller hands it over. The counter is read
+		-- before anything is written, so a bad one fails the script with
+		-- nothing written. The callers make the plain delete themselves
+		-- when nobody waits. Returns the member handed the lock and its
+		-- fencing token, or nil when the lock was deleted.
+		local function handOn(lock, fence, line, seen, channel, stale, listened, recent, retention, quiet)
+			local L, N, F = waitLine(), waitLine("notice"), waitLine("fence")
+			local stored = F.readFence(fence)
+			local now = L.nowMs()
+			local head, last, listening = L.liveHead(line, seen, now, stale, listened, channel)
+			if not head then
+				redis.call("DEL", lock)
+				return
+			end
+			local ttl, locker, waiter = N.parseMember(head)
+			if not ttl then -- not ours: drop it
+				L.leave(line, seen, head)
+				redis.call("DEL", lock)
+				return
+			end
+			local box = N.inbox(channel, locker)
+			if head == quiet or listening or last >= now - recent or redis.call("PUBSUB", "NUMSUB", box)[2] > 0 then
+				redis.call("SET", lock, waiter, "PX", ttl)
+				local f = F.writeFence(fence, F.nextFence(stored), ttl, retention)
+				L.leave(line, seen, head)
+				if head ~= quiet then
+					redis.call("PUBLISH", box, N.handOffNotice(f, waiter))
+				end
+				return head, f
+			end
+			redis.call("DEL", lock)
+			redis.call("PUBLISH", box, N.headNotice(waiter))
+		end
+		return {handOn = handOn}
+	elseif group == "notice" then
 		-- parseMember reads a line member "<ttl ms>/<locker>/<waiter>"
 		-- (protocol.Member); nil for anything else.
 		local function parseMember(m)

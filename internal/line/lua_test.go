@@ -1,4 +1,4 @@
-package protocol_test
+package line_test
 
 import (
 	"strings"
@@ -7,19 +7,20 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 )
 
-// run runs body, with the prelude in front, on node and returns its reply.
+// run runs body, with the line's Lua in front (Source), on node and returns its reply.
 func run(t *testing.T, node *redistest.Node, keys int, body string, keysAndArgs ...any) (any, error) {
 	t.Helper()
 	c := node.Pool().Get()
 	defer c.Close()
-	return protocol.Script(keys, body).Do(c, keysAndArgs...)
+	return redis.NewScript(keys, line.Source(body)).Do(c, keysAndArgs...)
 }
 
-// TestEncodingsAgreeWithLua runs Go's encodings through the prelude and
+// TestEncodingsAgreeWithLua runs Go's encodings through the line's Lua and
 // back, so that Go and Lua cannot drift apart.
 func TestEncodingsAgreeWithLua(t *testing.T) {
 	node := redistest.Start(t, 1)[0]
