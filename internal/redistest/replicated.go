@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -136,21 +137,32 @@ func (n *Node) ReplOffset() (int64, error) {
 // replicates.
 func (n *Node) AwaitAcks(k int) {
 	n.t.Helper()
+	if err := n.AcksWithin(context.Background(), k, syncTimeout); err != nil {
+		n.t.Fatalf("redistest: AwaitAcks: %v", err)
+	}
+}
+
+// AcksWithin waits, as AwaitAcks does, until k replicas acknowledge the
+// node's writes, for at most within. It returns an error saying how many
+// did when they did not, or ctx's error when ctx ends first.
+func (n *Node) AcksWithin(ctx context.Context, k int, within time.Duration) error {
 	c := n.pool.Get()
 	defer func() { c.Close() }()
-	deadline := time.Now().Add(syncTimeout)
+	deadline := time.Now().Add(within)
 	for {
 		_, err := c.Do("PUBLISH", "redistest:acks", "probe")
 		got, werr := redis.Int(c.Do("WAIT", k, 100))
-		if err == nil && werr == nil && got >= k {
-			return
-		}
-		if time.Now().After(deadline) {
-			n.t.Fatalf("redistest: AwaitAcks: %d of %d replicas of %s acknowledged within %v (%v, %v)", got, k, n.addr, syncTimeout, err, werr)
-		}
-		if err != nil || werr != nil {
+		switch {
+		case err == nil && werr == nil && got >= k:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Now().After(deadline):
+			return fmt.Errorf("%d of %d replicas of %s acknowledged within %v (%v, %v)", got, k, n.addr, within, err, werr)
+		case err != nil || werr != nil:
 			c.Close()
 			c = n.pool.Get()
+			time.Sleep(10 * time.Millisecond) // a failing node answers at once
 		}
 	}
 }

@@ -159,7 +159,7 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	fo := &Failover{Promoted: time.Since(killed)}
 	e.rec.note("", "every Sentinel names %s the master, %v after the death", promoted.Addr(), fo.Promoted.Round(time.Millisecond))
 	if k := e.target.Replicas; k > 0 {
-		if err := awaitFollowed(ctx, promoted, k); err != nil {
+		if err := promoted.AcksWithin(ctx, k, followWithin); err != nil {
 			fail(r, "replicas follow the promoted one", err)
 			return
 		}
@@ -201,31 +201,6 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 // could not re-point within failover-timeout (a loaded machine) they
 // re-point only at their next check, about 10 s later.
 const followWithin = 30 * time.Second
-
-// awaitFollowed waits until k replicas acknowledge a write on n (PUBLISH,
-// then WAIT on the same connection), for at most followWithin; it returns
-// an error saying how many did when they did not, or ctx's.
-func awaitFollowed(ctx context.Context, n *redistest.Node, k int) error {
-	c := n.Pool().Get()
-	defer func() { c.Close() }()
-	deadline := time.Now().Add(followWithin)
-	for {
-		_, err := c.Do("PUBLISH", "lockzoo-suite:acks", "probe")
-		got, werr := redis.Int(c.Do("WAIT", k, 100))
-		switch {
-		case err == nil && werr == nil && got >= k:
-			return nil
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case time.Now().After(deadline):
-			return fmt.Errorf("%d of %d replicas of %s acknowledged a write within %v (%v, %v)", got, k, n.Addr(), followWithin, err, werr)
-		case err != nil || werr != nil:
-			c.Close()
-			c = n.Pool().Get()
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
 
 // work is one worker: until ctx ends, it locks a key drawn from rng,
 // runs its section and unlocks. Its error is the counter node's.
