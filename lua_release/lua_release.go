@@ -160,7 +160,7 @@ func newReplicatedTechnique(pool strategy.Pool, retention time.Duration, w *repl
 		pipe:    redisconn.NewPipeline(pool),
 		acquire: redisconn.NewScript(4, src(line.Source(consts+acquireSource))),
 		abandon: redis.NewScript(4, src(line.AbandonSource(consts))),
-		release: redisconn.NewScript(4, src(line.Source(consts+releaseSource))),
+		release: redisconn.NewScript(4, src(line.ReleaseSource(consts))),
 		extend:  scripts.ComparePExpire(),
 		wait:    w,
 	}

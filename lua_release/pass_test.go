@@ -15,7 +15,7 @@ import (
 )
 
 // TestUnlockHandsToLocalWaiter: when a goroutine of the holder's own Locker
-// waits, Unlock serves it in the release's own script (release.lua with
+// waits, Unlock serves it in the release's own script (the line's release script with
 // the waiter's line member), and publishes no notice.
 //   - waiter in line: B was refused and waits in the line in Redis, as
 //     its head: it holds the lock when A's Unlock returns, with the next

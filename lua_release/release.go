@@ -2,7 +2,6 @@ package luarelease
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 
 	"github.com/lockzoo/lockzoo/internal/line"
@@ -12,25 +11,23 @@ import (
 
 var _ line.HandOffer = (*technique)(nil)
 
-//go:embed release.lua
-var releaseSource string // its reply: readRelease
-
 // Release deletes the lock h holds when it still holds h.Value, and
-// passes it on to the head of the key's line in Redis (release.lua, see
-// package line's line.lua, handOn). It returns an error wrapping
+// passes it on to the head of the key's line in Redis (the line's release
+// script, line.ReleaseSource: line.lua's release and handOn). It returns an error wrapping
 // strategy.ErrNotHeld when the lock was missing or someone else's.
 func (t *technique) Release(ctx context.Context, h line.Held) error {
-	r, err := readRelease(t.release.Call(ctx, t.pipe, t.releaseArgs(h, 0)))
+	r, err := line.ReadRelease(t.release.Call(ctx, t.pipe, t.releaseArgs(h, 0)))
 	switch {
 	case err != nil:
 		return err
-	case !r.held:
+	case !r.Held:
 		return errNotHeld()
 	}
 	return nil
 }
 
-// HandOff releases the lock h holds and, in the same script (release.lua),
+// HandOff releases the lock h holds and, in the same script (the line's
+// release, given next's line member),
 // serves next, the attempt of a waiter of the same Locker, when the
 // waiter is the head of the line in Redis: the lock is set to the
 // waiter's name with a new fencing token, as a release hands a lock to
@@ -65,17 +62,17 @@ func (t *technique) HandOff(ctx context.Context, h line.Held, next line.Attempt)
 	} else {
 		reply, err = t.release.Call(ctx, t.pipe, args)
 	}
-	r, err := readRelease(reply, err)
+	r, err := line.ReadRelease(reply, err)
 	switch {
 	case err != nil:
 		return line.Passed{}, fmt.Errorf("hand off: %w", err)
-	case !r.held:
+	case !r.Held:
 		return line.Passed{}, errNotHeld()
-	case r.handed > 0 && ack != nil:
+	case r.Handed > 0 && ack != nil:
 		return line.Passed{}, nil // released and handed, not acknowledged: next tries
-	case r.handed > 0:
+	case r.Handed > 0:
 		// In the waiter's name, as a release in Redis hands it.
-		return line.Passed{Taken: true, Value: next.Waiter, Fence: r.handed}, nil
+		return line.Passed{Taken: true, Value: next.Waiter, Fence: r.Handed}, nil
 	}
 	return line.Passed{}, nil // the waiter is not the head of the line
 }
@@ -91,36 +88,6 @@ func (t *technique) releaseArgs(h line.Held, extra int) []any {
 	}
 	args := append(t.release.Args(5+extra), k...)
 	return append(args, h.Value)
-}
-
-// releaseReply is release.lua's reply, as readRelease reads it.
-type releaseReply struct {
-	held   bool   // the lock held the token: it was released
-	handed uint64 // > 0: handed to the waiter of ARGV[2] with this fencing token
-}
-
-// readRelease reads release.lua's reply (or returns the call's error): 0
-// when the lock was missing or someone else's, 1 when it was released
-// (deleted, or passed on to the line's head), {fence} when it was handed
-// to the waiter the caller named.
-func readRelease(reply any, err error) (releaseReply, error) {
-	if err != nil {
-		return releaseReply{}, err
-	}
-	switch r := reply.(type) {
-	case int64:
-		if r == 0 || r == 1 {
-			return releaseReply{held: r == 1}, nil
-		}
-	case []any:
-		if len(r) != 1 {
-			break
-		}
-		if f, ok := r[0].(int64); ok && f > 0 {
-			return releaseReply{held: true, handed: uint64(f)}, nil
-		}
-	}
-	return releaseReply{}, fmt.Errorf("unexpected reply %v", reply)
 }
 
 // errNotHeld is the release's "not ours".

@@ -46,38 +46,3 @@ func TestReadAcquire(t *testing.T) {
 	_, err := readAcquire(nil, failed)
 	assert.ErrorIs(t, err, failed, "the call's error is returned as it is")
 }
-
-// TestReadRelease: each shape release.lua replies reads into its fields,
-// and any other reply is an error that shows it.
-func TestReadRelease(t *testing.T) {
-	tests := []struct {
-		name  string
-		reply any
-		want  releaseReply
-		bad   bool
-	}{
-		{name: "not held", reply: int64(0), want: releaseReply{}},
-		{name: "released", reply: int64(1), want: releaseReply{held: true}},
-		{name: "handed to the waiter", reply: []any{int64(12)}, want: releaseReply{held: true, handed: 12}},
-		{name: "other number", reply: int64(2), bad: true},
-		{name: "empty array", reply: []any{}, bad: true},
-		{name: "zero fence", reply: []any{int64(0)}, bad: true},
-		{name: "two values", reply: []any{int64(1), int64(2)}, bad: true},
-		{name: "a string", reply: []byte("OK"), bad: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := readRelease(tt.reply, nil)
-			if tt.bad {
-				require.Error(t, err, "readRelease(%v) = %+v, want an error", tt.reply, got)
-				assert.Contains(t, err.Error(), "unexpected reply")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got, "readRelease(%v)", tt.reply)
-		})
-	}
-	failed := errors.New("connection lost")
-	_, err := readRelease(nil, failed)
-	assert.ErrorIs(t, err, failed, "the call's error is returned as it is")
-}

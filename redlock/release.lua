@@ -1,5 +1,5 @@
 -- release: one node's part of a Redlock release. The line's Lua
--- (line.Source: waitLine, whose "handoff" group is handOn) and the
+-- (line.Source: waitLine, takeFence and release) and the
 -- constants (STALE, LISTENED, RECENT, RETENTION in ms; see useRetention)
 -- come in front.
 -- KEYS the lock, its fencing counter, its line and the waiters' last-seen
@@ -7,21 +7,17 @@
 -- undo, ARGV[2] and ARGV[3] the ticket and line member of the waiter to
 -- put back in line; or ARGV[2] "-" alone for an owed release paid late,
 -- which deletes and tells the head but hands nothing (the head may be gone).
--- Only while the lock holds the token: with nobody waiting, a plain delete;
--- else the lock is passed on to the head of the line (handOn). An undo
--- deletes, requeues its waiter and tells any other head to try.
+-- Only while the lock holds the token: a release is line.lua's release (a
+-- plain delete with nobody waiting, else the lock passed on to the head
+-- of the line, handOn). An undo deletes, requeues its waiter and tells
+-- any other head to try.
 -- Replies 1 when deleted or handed on, 0 when missing or someone else's.
+if not ARGV[2] then
+	return release(KEYS, ARGV[1], nil, STALE, LISTENED, RECENT, RETENTION)
+end
 local lock, line, seen, requeue = KEYS[1], KEYS[3], KEYS[4], ARGV[3]
 if redis.call("GET", lock) ~= ARGV[1] then
 	return 0
-end
-if not ARGV[2] then
-	if redis.call("EXISTS", line) == 0 then
-		redis.call("DEL", lock)
-	else
-		waitLine("handoff").handOn(lock, KEYS[2], line, seen, lock .. ":notice", STALE, LISTENED, RECENT, RETENTION)
-	end
-	return 1
 end
 redis.call("DEL", lock)
 if requeue then

@@ -1,6 +1,7 @@
 // Package line is lockzoo's wait protocol: how a Locker's Lock calls wait
-// for a key, in Go (this package's .go files) and in Redis (line.lua, which every script of lua_release and redlock starts
-// with, and abandon.lua). The engine keeps
+// for a key, in Go (this package's .go files) and in Redis (line.lua,
+// which every script of lua_release and redlock starts with, release.lua
+// and abandon.lua). The engine keeps
 // one Line per Locker; a technique plugs into it with its release
 // (Technique), and, when it keeps a line of waiters in Redis, its Abandon
 // (Abandoner) and, when its nodes hand their copies of a lock each, the
@@ -23,15 +24,15 @@
 //     the line's keep-place bound (Wait), so that a live waiter keeps its
 //     place in Redis, and once it listens for notices (Subscribe) exactly
 //     that, since a notice or a hand-off wakes it sooner.
-//  4. A hand-off (handoff.go, read with line.lua's handOn and the
-//     technique's release): a lease's Unlock releases through the line
-//     (Release), which, for a HandOffer technique with a local waiter,
-//     releases and makes the head's attempt in one step, and gives that
-//     waiter the lock. A release in Redis hands the lock to the live head
-//     of the line in Redis and publishes "handoff:" to its Locker;
-//     OnNotice (notice.go) gives it to the waiter by that name. A Quorum
+//  4. A hand-off is read in three files: handoff.go, line.lua (release,
+//     handOn) and the technique's release. A lease's Unlock releases
+//     through the line (Release), which, for a HandOffer technique with a
+//     local waiter, releases and makes the head's attempt in one step,
+//     and gives that waiter the lock. A release in Redis hands the lock
+//     to the live head of the line in Redis and publishes "handoff:" to
+//     its Locker; OnNotice gives it to the waiter by that name. A Quorum
 //     technique counts the nodes' hand-offs and gives the lock once
-//     enough did (notice.go).
+//     enough did (quorum.go).
 //  5. It leaves (Leave): a waiter that gave up after a refusal is taken out
 //     of the line in Redis (Abandon, abandon.lua, which passes on a lock
 //     handed to it meanwhile) and remembered for a while (departed), so

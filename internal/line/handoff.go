@@ -5,20 +5,23 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
-// A hand-off, end to end, as this file reads it. A local Unlock of a
+// A hand-off, end to end, as this file, line.lua and the technique's
+// release (lua_release's release.go) read it. A local Unlock of a
 // HandOffer technique (Release) makes, in one step with its release, the
-// attempt of the head of the key's local line (nextAttempt); the
-// technique's release script hands the lock to that waiter when it heads
-// the line in Redis (line.lua's handOn) and replies with its fencing
-// token; handOver sends it to the waiter's events, and the waiter's Lock
-// takes it (Heard, take), or, when it left meanwhile, it is released
-// again (handedToGone). A release in Redis by any other Locker hands the
-// lock to the live head of the line in Redis and publishes "handoff:"
-// to that waiter's Locker, whose OnNotice (notice.go) hands it over by
-// name (handOffByName). A technique whose nodes each hand their copy
-// counts them first (Quorum, notice.go).
+// attempt of the head of the key's local line (nextAttempt); the release
+// script (ReleaseSource: line.lua's release) hands the lock to that
+// waiter when it heads the line in Redis (handOn) and replies with its
+// fencing token (ReadRelease); handOver sends it to the waiter's events
+// (send), and the waiter's Lock takes it (Heard, take), or, when it left
+// meanwhile, it is released again (handedToGone). A release in Redis by
+// any other Locker hands the lock to the live head of the line in Redis
+// and publishes "handoff:" to that waiter's Locker, whose OnNotice hands
+// it over by name (handOffByName). A technique whose nodes each hand
+// their copy counts them first (Quorum, quorum.go).
 
 // HandOffer is implemented by techniques that can release a lock and
 // make an acquire attempt for another waiter in the same step: Release
@@ -140,6 +143,80 @@ func (q *lines) handOffByName(key, target string, fence uint64) bool {
 	return found
 }
 
+// OnNotice routes a release notice that node (its index in
+// Config.Pools; -1 for the Hub's "look for yourself") received on
+// channel: a hand-off to the waiter it names (to a Quorum technique
+// instead, with the node), else "try now" to the head of the key's
+// line. The bodies are protocol.Notice's.
+func (l *Line) OnNotice(node int, channel, body string) {
+	rkey, ok := protocol.LockOf(channel)
+	if !ok {
+		return
+	}
+	n := protocol.ParseNotice(body)
+	if n.HandOff && l.quorum != nil {
+		l.quorum.NodeHandOff(node, rkey, n.Waiter, n.Fence)
+		return
+	}
+	if n.HandOff && l.confirm {
+		// The release did not wait for the replicas: the waiter's own
+		// attempt finds the lock in its name and waits for them.
+		if !l.q.tryByName(rkey, n.Waiter) {
+			l.lostHandOff(rkey, n.Waiter, n.Fence)
+		}
+		return
+	}
+	if lost := l.q.onNotice(rkey, n); lost {
+		l.lostHandOff(rkey, n.Waiter, n.Fence)
+	}
+}
+
+// tryByName tells the waiter named target in key's line to attempt now,
+// and reports false when no waiter by that name is in the line.
+func (q *lines) tryByName(key, target string) bool {
+	sh := q.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ln := sh.byKey[key]
+	if ln == nil {
+		return false
+	}
+	i := slices.IndexFunc(ln.waiters, func(w *Waiter) bool { return w.next.Waiter == target })
+	if i < 0 {
+		return false
+	}
+	ln.waiters[i].tryNow()
+	return true
+}
+
+// onNotice routes the release notice n for key to the key's line: a
+// hand-off to the waiter it names, else "try now" to the head. It reports
+// a hand-off that found no waiter by that name in the line (lost): the
+// lock now holds the name of a waiter that is gone.
+func (q *lines) onNotice(key string, n protocol.Notice) (lost bool) {
+	if n.HandOff {
+		return !q.handOffByName(key, n.Waiter, n.Fence)
+	}
+	q.poke(key, n.Waiter)
+	return false
+}
+
+// lostHandOff passes on the lock of rkey handed to the waiter name (with
+// fencing token fence) that is not in its line, when that waiter gave up
+// (departed) rather than took the lock by an attempt of its own: the
+// technique's owner-checked release of that name, in the background,
+// which passes the lock on to the next waiter in line, as the waiter's
+// Abandon would have. A release that finds the lock no longer the
+// waiter's does nothing; one that cannot reach Redis is tried again for
+// up to the Locker's TTL, which the hand-off set. Close waits for it (the
+// Hub that calls OnNotice is closed first, so none starts once Close
+// waits).
+func (l *Line) lostHandOff(rkey, name string, fence uint64) {
+	if l.departed.take(rkey, name, time.Now()) {
+		l.ReleaseInBackground(Held{Key: rkey, Value: name, Fence: fence}, l.ttl)
+	}
+}
+
 // handOff hands h to w if w is still in key's line and has no hand-off
 // pending, and reports whether it did.
 func (q *lines) handOff(key string, w *Waiter, h handoff) bool {
@@ -164,6 +241,40 @@ func (q *lines) handOffIf(key string, is func(*Waiter) bool, h handoff) (found, 
 	}
 	w := ln.waiters[i]
 	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+}
+
+// event is what a waiter hears from its line: "try now", or a hand-off.
+type event struct {
+	handedOff bool    // the lock is the waiter's: see off
+	off       handoff // when handedOff
+	tries     uint64  // the waiter's attempt count when it was raised ("try now") or reached it (a hand-off)
+}
+
+// stale reports whether e is a "try now" raised before w's latest attempt
+// began.
+func (e event) stale(w *Waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
+
+// send puts e on w's events channel, keeping at most one event there: a
+// hand-off replaces a pending "try now", a "try now" replaces an older one,
+// and nothing replaces a pending hand-off. It reports whether e was sent.
+// The shard's lock is held, so no other send runs; the waiter may take the
+// pending event meanwhile, which leaves room.
+func (w *Waiter) send(e event) bool {
+	for {
+		select {
+		case w.events <- e:
+			return true
+		default:
+		}
+		select {
+		case old := <-w.events:
+			if old.handedOff {
+				w.events <- old // room: only senders, holding the lock, fill it
+				return false
+			}
+		default:
+		}
+	}
 }
 
 // handoff is a lock handed off to a waiter: by a release in Redis (a "handoff:"

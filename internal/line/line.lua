@@ -1,13 +1,13 @@
 -- line: the wait line's Lua, which every script of lua_release and
 -- redlock starts with (package line's Source puts it in front), Go's
--- half being package line (handoff.go reads a hand-off with handOn
--- below) and the encodings package protocol's (doc.go: layout and
--- encodings).
+-- half being package line (handoff.go) and the encodings package
+-- protocol's (doc.go: layout and encodings). A hand-off in Redis is
+-- release (at the end) and handOn.
 
 -- waitLine returns, built on demand off the scripts' fast paths, one
 -- group of functions as a table: every function a script defines costs
--- Redis time on every call, so a script's fast path defines only waitLine
--- and takeFence, and a slow path builds the group it needs:
+-- Redis time on every call, so a script's fast path defines only waitLine,
+-- takeFence and release, and a slow path builds the group it needs:
 --   waitLine("handoff") the hand-off: handOn, which passes a released
 --                       lock on to the live head of the line;
 --   waitLine()          the line of waiters: nowUs, nowMs, join, leave,
@@ -35,7 +35,7 @@ local function waitLine(group)
 		-- listen, or unseen for `listened` ms). Otherwise the lock is
 		-- deleted and a "head:" notice tells the head to try. quiet, when
 		-- given, is the member of a waiter of the caller's own Locker
-		-- (release.lua's ARGV[2]): at the head it is alive and gets the lock
+		-- (see release): at the head it is alive and gets the lock
 		-- without a notice, as the caller hands it over. The counter is read
 		-- before anything is written, so a bad one fails the script with
 		-- nothing written. The callers make the plain delete themselves
@@ -247,4 +247,31 @@ local function takeFence(lock, fence, ttl, retention, incr)
 		return F.writeFence(fence, F.nowUs(), ttl, retention)
 	end
 	return f
+end
+
+-- release is the owner-checked release of a technique that keeps a line
+-- of waiters (package line's release.lua; redlock's release.lua): keys
+-- the lock's four keys (protocol.Keys), token the owner's token. Only if
+-- the lock holds token: with nobody waiting, the plain delete (GET,
+-- EXISTS, DEL: the uncontended path); else handOn, to the live head of
+-- the line, or deleted. quiet, when given, is the line member of a
+-- waiter of the caller's own Locker (a local Unlock's hand-off): at the
+-- head, it gets the lock without a notice and the reply is {fence}, as
+-- the caller hands it over; a lost reply leaves nobody's lock, since a
+-- waiter that gives up passes on a lock handed to it (abandon.lua).
+-- Replies 0 when the lock was missing or someone else's, else 1.
+local function release(keys, token, quiet, stale, listened, recent, retention)
+	if redis.call("GET", keys[1]) ~= token then
+		return 0
+	end
+	if redis.call("EXISTS", keys[3]) == 0 then
+		redis.call("DEL", keys[1])
+		return 1
+	end
+	local head, f = waitLine("handoff").handOn(keys[1], keys[2], keys[3], keys[4], keys[1] .. ":notice",
+		stale, listened, recent, retention, quiet)
+	if quiet and head == quiet then
+		return {f}
+	end
+	return 1
 end

@@ -75,40 +75,6 @@ type Waiter struct {
 	won string
 }
 
-// event is what a waiter hears from its line.
-type event struct {
-	handedOff bool    // the lock is the waiter's: see off
-	off       handoff // when handedOff
-	tries     uint64  // the waiter's attempt count when it was raised ("try now") or reached it (a hand-off)
-}
-
-// stale reports whether e is a "try now" raised before w's latest attempt
-// began.
-func (e event) stale(w *Waiter) bool { return !e.handedOff && e.tries < w.tries.Load() }
-
-// send puts e on w's events channel, keeping at most one event there: a
-// hand-off replaces a pending "try now", a "try now" replaces an older one,
-// and nothing replaces a pending hand-off. It reports whether e was sent.
-// The shard's lock is held, so no other send runs; the waiter may take the
-// pending event meanwhile, which leaves room.
-func (w *Waiter) send(e event) bool {
-	for {
-		select {
-		case w.events <- e:
-			return true
-		default:
-		}
-		select {
-		case old := <-w.events:
-			if old.handedOff {
-				w.events <- old // room: only senders, holding the lock, fill it
-				return false
-			}
-		default:
-		}
-	}
-}
-
 // tryNow tells w to make an attempt now.
 func (w *Waiter) tryNow() { w.send(event{tries: w.tries.Load()}) }
 
