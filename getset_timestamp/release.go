@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
@@ -30,7 +31,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	if err := fault.At(ctx, fault.GetSetTimestampReleaseAfterCheck); err != nil {
 		return err
 	}
-	return engine.DeleteHeld(ctx, t.pool, h)
+	return article.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend writes a later expiry time with GETSET, without an owner check,

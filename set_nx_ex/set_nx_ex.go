@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
@@ -91,14 +92,14 @@ type technique struct {
 
 // Acquire is the articles' SET NX EX; the engine prefixes its errors.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	return engine.SetNXEX(ctx, t.pool, a)
+	return article.SetNXEX(ctx, t.pool, a)
 }
 
 // Release sends GET, compares, then sends DEL: two commands with a window
 // between them (fault.SetNXExReleaseAfterGet).
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
 	return t.checkThen(ctx, h, fault.SetNXExReleaseAfterGet, func(c redis.Conn) (int, error) {
-		return engine.DeleteAndPublish(ctx, c, h.Key, h.Channel())
+		return article.DeleteAndPublish(ctx, c, h.Key, h.Channel())
 	})
 }
 
@@ -106,7 +107,7 @@ func (t *technique) Release(ctx context.Context, h engine.Held) error {
 // (fault.SetNXExExtendAfterGet between them).
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
 	return engine.Acquired{}, t.checkThen(ctx, h, fault.SetNXExExtendAfterGet, func(c redis.Conn) (int, error) {
-		return redis.Int(redisconn.DoContext(ctx, c, "EXPIRE", h.Key, engine.CeilSeconds(ttl)))
+		return redis.Int(redisconn.DoContext(ctx, c, "EXPIRE", h.Key, article.CeilSeconds(ttl)))
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
@@ -89,7 +90,7 @@ type technique struct {
 // Acquire sends SETNX, then EXPIRE as a second command. When SETNX fails it
 // repairs a key that has no expiry and reports ErrNotAcquired.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	secs := engine.CeilSeconds(a.TTL)
+	secs := article.CeilSeconds(a.TTL)
 	err := redisconn.WithConn(ctx, t.pool, func(c redis.Conn) error {
 		won, err := redis.Bool(redisconn.DoContext(ctx, c, "SETNX", a.Key, a.Token))
 		if err != nil {
@@ -136,11 +137,11 @@ func repair(ctx context.Context, c redis.Conn, key string, secs int64) error {
 
 // Release deletes the lock under WATCH if it still holds h's token.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return engine.Watched(ctx, t.pool, h, fault.SetNXExpireReleaseAfterWatch, true, "DEL", h.Key)
+	return article.Watched(ctx, t.pool, h, fault.SetNXExpireReleaseAfterWatch, true, "DEL", h.Key)
 }
 
 // Extend sets the lock's expiry to ttl, rounded up to whole seconds, under
 // WATCH if it still holds h's token.
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
-	return engine.Acquired{}, engine.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, engine.CeilSeconds(ttl))
+	return engine.Acquired{}, article.Watched(ctx, t.pool, h, fault.SetNXExpireExtendAfterWatch, false, "EXPIRE", h.Key, article.CeilSeconds(ttl))
 }

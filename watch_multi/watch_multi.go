@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
@@ -84,13 +85,13 @@ type technique struct {
 
 // Acquire is the articles' SET NX EX; the engine prefixes its errors.
 func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	return engine.SetNXEX(ctx, t.pool, a)
+	return article.SetNXEX(ctx, t.pool, a)
 }
 
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return engine.Watched(ctx, t.pool, h, fault.WatchMultiReleaseAfterWatch, true, "DEL", h.Key)
+	return article.Watched(ctx, t.pool, h, fault.WatchMultiReleaseAfterWatch, true, "DEL", h.Key)
 }
 
 func (t *technique) Extend(ctx context.Context, h engine.Held, ttl time.Duration) (engine.Acquired, error) {
-	return engine.Acquired{}, engine.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, engine.CeilMillis(ttl))
+	return engine.Acquired{}, article.Watched(ctx, t.pool, h, fault.WatchMultiExtendAfterWatch, false, "PEXPIRE", h.Key, article.CeilMillis(ttl))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
@@ -127,7 +128,7 @@ func (t *technique) Acquire(ctx context.Context, a engine.Attempt) (engine.Acqui
 // (with the release notice pipelined). It reports strategy.ErrNotHeld only
 // when there was no key to delete.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return engine.DeleteHeld(ctx, t.pool, h)
+	return article.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend is unsupported: the article has no extend, and the key has no

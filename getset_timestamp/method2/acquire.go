@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
@@ -89,7 +90,7 @@ func setnx(ctx context.Context, c redis.Conn, key string, exp stamp.Stamp) (bool
 // (with the release notice pipelined), without looking at the value or the
 // clock. It reports strategy.ErrNotHeld only when there was no key.
 func (t *technique) Release(ctx context.Context, h engine.Held) error {
-	return engine.DeleteHeld(ctx, t.pool, h)
+	return article.DeleteHeld(ctx, t.pool, h)
 }
 
 // Extend is unsupported: the article has none.

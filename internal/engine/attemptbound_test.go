@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -43,12 +44,12 @@ func (p *waitingPool) GetContext(ctx context.Context) (redis.Conn, error) {
 	}
 }
 
-// poolTech acquires with engine.SetNXEX over its pool, and releases
+// poolTech acquires with article.SetNXEX over its pool, and releases
 // nothing (its attempts never reach Redis).
 type poolTech struct{ pool strategy.Pool }
 
 func (t poolTech) Acquire(ctx context.Context, a engine.Attempt) (engine.Acquired, error) {
-	return engine.SetNXEX(ctx, t.pool, a)
+	return article.SetNXEX(ctx, t.pool, a)
 }
 
 func (poolTech) Release(context.Context, engine.Held) error { return nil }

@@ -53,12 +53,9 @@
 // Locker.Close); a Locker never closed leaks nothing either, since those
 // connections end notify.Linger after the last waiter left.
 //
-// Shared Redis steps live here too, once: the WATCH/MULTI/EXEC
-// owner-checked transaction (Watched), the SET NX EX acquire of the
-// articles (SetNXEX) and the pipelined DEL and PUBLISH (DeleteAndPublish,
-// and DeleteHeld, the release without an owner check). The transport
-// they and the techniques send through (bounded calls, the shared
-// Pipeline, scripts) is package redisconn; a Lock attempt's bound is a
-// redisconn.Bounded, a context whose deadline the commands read as the
-// connections' read deadline.
+// The Redis steps the article techniques share are package article; the
+// transport they and the techniques send through (bounded calls, the
+// shared Pipeline, scripts) is package redisconn; a Lock attempt's bound
+// is a redisconn.Bounded, a context whose deadline the commands read as
+// the connections' read deadline.
 package engine

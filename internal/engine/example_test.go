@@ -11,7 +11,7 @@ import (
 )
 
 // memory is a toy Technique over a Go map, to show the shape of one; real
-// techniques send Redis commands (redisconn.Do, redisconn.Eval, engine.Watched).
+// techniques send Redis commands (redisconn.Do, redisconn.Eval, article.Watched).
 type memory struct{ held map[string]string }
 
 func (m *memory) Acquire(_ context.Context, a engine.Attempt) (engine.Acquired, error) {

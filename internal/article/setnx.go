@@ -1,10 +1,11 @@
-package engine
+package article
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -14,15 +15,15 @@ import (
 // int(math.ceil(lock_timeout)) does. It returns an error wrapping
 // strategy.ErrNotAcquired when the key is held, and the Redis failure
 // otherwise.
-func SetNXEX(ctx context.Context, pool strategy.Pool, a Attempt) (Acquired, error) {
+func SetNXEX(ctx context.Context, pool strategy.Pool, a engine.Attempt) (engine.Acquired, error) {
 	reply, err := redisconn.Do(ctx, pool, "SET", a.Key, a.Token, "NX", "EX", CeilSeconds(a.TTL))
 	if err != nil {
-		return Acquired{}, fmt.Errorf("SET NX EX %q: %w", a.Key, err)
+		return engine.Acquired{}, fmt.Errorf("SET NX EX %q: %w", a.Key, err)
 	}
 	if reply == nil {
-		return Acquired{}, fmt.Errorf("%q: %w", a.Key, strategy.ErrNotAcquired)
+		return engine.Acquired{}, fmt.Errorf("%q: %w", a.Key, strategy.ErrNotAcquired)
 	}
-	return Acquired{}, nil
+	return engine.Acquired{}, nil
 }
 
 // CeilSeconds returns d in whole seconds, rounded up, and at least 1: the

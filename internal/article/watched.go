@@ -1,4 +1,4 @@
-package engine
+package article
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -27,7 +28,7 @@ import (
 // still watches the key; redigo's pool sends UNWATCH when it takes it back,
 // which is why every command goes through redisconn.DoWatched: ctx's
 // deadline bounds each one, and a cancellation is seen between them.
-func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publish bool, cmd string, args ...any) error {
+func Watched(ctx context.Context, pool strategy.Pool, h engine.Held, point string, publish bool, cmd string, args ...any) error {
 	return redisconn.WithConn(ctx, pool, func(c redis.Conn) error {
 		for {
 			if err := ctx.Err(); err != nil {
@@ -43,7 +44,7 @@ func Watched(ctx context.Context, pool strategy.Pool, h Held, point string, publ
 
 // watchedOnce makes one pass of Watched; done is false, with a nil error,
 // when EXEC aborted and the pass must be repeated.
-func watchedOnce(ctx context.Context, c redis.Conn, h Held, point string, publish bool, cmd string, args ...any) (done bool, err error) {
+func watchedOnce(ctx context.Context, c redis.Conn, h engine.Held, point string, publish bool, cmd string, args ...any) (done bool, err error) {
 	if _, err := redisconn.DoWatched(ctx, c, "WATCH", h.Key); err != nil {
 		return false, fmt.Errorf("WATCH %q: %w", h.Key, err)
 	}
@@ -122,7 +123,7 @@ func DeleteAndPublish(ctx context.Context, c redis.Conn, key, channel string) (i
 // round trip on a connection from pool. It returns an error wrapping
 // strategy.ErrNotHeld only when there was no key to delete, and the Redis
 // failure otherwise.
-func DeleteHeld(ctx context.Context, pool strategy.Pool, h Held) error {
+func DeleteHeld(ctx context.Context, pool strategy.Pool, h engine.Held) error {
 	var n int
 	err := redisconn.WithConn(ctx, pool, func(c redis.Conn) error {
 		var err error

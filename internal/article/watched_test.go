@@ -1,4 +1,4 @@
-package engine_test
+package article_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockzoo/lockzoo/internal/article"
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/redistest"
 	"github.com/lockzoo/lockzoo/strategy"
@@ -27,7 +28,7 @@ func TestWatchedCutShort(t *testing.T) {
 	require.NoError(t, err, "SET %s", h.Key)
 	for i := range 200 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%40)*25*time.Microsecond)
-		err := engine.Watched(ctx, pool, h, "", false, "PEXPIRE", h.Key, 60_000)
+		err := article.Watched(ctx, pool, h, "", false, "PEXPIRE", h.Key, 60_000)
 		cancel()
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, strategy.ErrNotHeld) {
 			t.Fatalf("Watched() with a %v bound = %v, want nil or %v", time.Duration(i%40)*25*time.Microsecond, err, context.DeadlineExceeded)
