@@ -178,3 +178,88 @@ func (l *Locker) gaveUp(key string, why, lastFailure error) error {
 		return l.opError("lock", key, fmt.Errorf("%w: retries exhausted", strategy.ErrNotAcquired))
 	}
 }
+
+// attempt makes one acquire attempt, sent at start, and wraps a success in
+// a Lease. A ctx that has already ended returns its error before the
+// technique is called, so nothing is sent. An attempt of Lock (a.Waits) is
+// bounded by AttemptTimeout too. When the attempt fails in a way that may
+// still have written its token (outcomeUnknown), it is taken back
+// (takeBack).
+func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("acquire: %w", err)
+	}
+	if a.Waits && !l.noAttemptBound {
+		bounded := boundAttempt(ctx, a.TTL, l.replicaWait())
+		defer bounded.Cancel()
+		ctx = bounded
+	}
+	g, err := l.tech.Acquire(ctx, a)
+	if err != nil {
+		if outcomeUnknown(err) {
+			l.takeBack(a)
+		}
+		return nil, err
+	}
+	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
+		return nil, err
+	}
+	return newLease(l, key, a.Key, a.Token, start, g), nil
+}
+
+// Attempt bounds: each attempt inside Lock is bounded on its own by
+// AttemptTimeout(TTL), so that an attempt whose reply is lost costs a
+// fraction of the caller's ctx rather than all of it.
+const (
+	minAttemptTimeout = 50 * time.Millisecond
+	maxAttemptTimeout = 250 * time.Millisecond
+)
+
+// AttemptTimeout is how long one attempt of Lock may take: a tenth of the
+// lock's TTL, within 50..250 ms. The caller's ctx bounds it too.
+func AttemptTimeout(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, minAttemptTimeout), maxAttemptTimeout)
+}
+
+// boundAttempt returns ctx bounded by AttemptTimeout(ttl) plus replicas,
+// the time the attempt may wait for the replicas' acknowledgement
+// (WithReplicas); call its Cancel when the attempt is done. The bound
+// starts no timer unless a Pool waits on its Done (redisconn.Bounded):
+// the commands read it as the connections' read deadline, so that a
+// Lock's attempt costs no more allocations than a TryLock's.
+func boundAttempt(ctx context.Context, ttl, replicas time.Duration) *redisconn.Bounded {
+	return redisconn.WithDeadline(ctx, time.Now().Add(AttemptTimeout(ttl)+replicas))
+}
+
+// outcomeUnknown reports whether an acquire attempt that failed with err
+// may nonetheless have written its token: any failure but a refusal (the
+// lock is held, or the pool's connection refused the command:
+// redisconn.Refusal, a Redis Cluster's CLUSTERDOWN, say), a bad input, an
+// injected crash (a client that "died" takes nothing back) or a closed
+// Locker. A timeout or a lost connection after the command was sent
+// leaves the lock set with nobody to release it.
+func outcomeUnknown(err error) bool {
+	switch {
+	case err == nil,
+		errors.Is(err, strategy.ErrNotAcquired),
+		errors.Is(err, strategy.ErrInvalidConfig),
+		errors.Is(err, strategy.ErrClosed),
+		errors.Is(err, fault.ErrCrashed),
+		redisconn.IsRefusal(err):
+		return false
+	}
+	return true
+}
+
+// takeBack releases, in the background (line.Line.ReleaseInBackground), what the
+// attempt a may have written, with the technique's owner-checked release
+// of a's own token (ctx may have ended: that is often why the outcome is
+// unknown). A release that finds nothing of a's does nothing. It is tried
+// until it reaches Redis, for up to a's TTL, after which what a wrote has
+// expired.
+func (l *Locker) takeBack(a Attempt) {
+	if l.noTakeBack {
+		return
+	}
+	l.line.ReleaseInBackground(Held{Key: a.Key, Value: a.Token}, a.TTL)
+}

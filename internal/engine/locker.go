@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
@@ -98,6 +97,21 @@ func WithInboxNotices(pools ...strategy.Pool) Option {
 // it (protocol.KeysOf) shares, instead of Config.Prefix + key.
 func WithTaggedKeys() Option {
 	return func(l *Locker) { l.lockKey = protocol.LockKey }
+}
+
+// WithoutAttemptBound is for a technique that bounds its own calls within
+// an attempt (redlock: NodeTimeout per node), so Lock's attempts are not
+// bounded by AttemptTimeout.
+func WithoutAttemptBound() Option {
+	return func(l *Locker) { l.noAttemptBound = true }
+}
+
+// WithoutTakeBack is for a technique whose acquire needs no take-back by
+// the engine: its release checks no owner, so it could delete another
+// holder's lock (getset_timestamp), or it takes back its own failed
+// attempts (redlock releases every node that may hold one).
+func WithoutTakeBack() Option {
+	return func(l *Locker) { l.noTakeBack = true }
 }
 
 // rkey returns the Redis key of the lock the caller names key.
@@ -230,34 +244,6 @@ func (l *Locker) checkOpen(op, key string) error {
 		return l.opError(op, key, strategy.ErrClosed)
 	}
 	return nil
-}
-
-// attempt makes one acquire attempt, sent at start, and wraps a success in
-// a Lease. A ctx that has already ended returns its error before the
-// technique is called, so nothing is sent. An attempt of Lock (a.Waits) is
-// bounded by AttemptTimeout too. When the attempt fails in a way that may
-// still have written its token (outcomeUnknown), it is taken back
-// (takeBack).
-func (l *Locker) attempt(ctx context.Context, key string, a Attempt, start time.Time) (strategy.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("acquire: %w", err)
-	}
-	if a.Waits && !l.noAttemptBound {
-		bounded := boundAttempt(ctx, a.TTL, l.replicaWait())
-		defer bounded.Cancel()
-		ctx = bounded
-	}
-	g, err := l.tech.Acquire(ctx, a)
-	if err != nil {
-		if outcomeUnknown(err) {
-			l.takeBack(a)
-		}
-		return nil, err
-	}
-	if err := fault.At(ctx, fault.AcquireAfter); err != nil {
-		return nil, err
-	}
-	return newLease(l, key, a.Key, a.Token, start, g), nil
 }
 
 // token returns a new name for a TryLock or Lock call, unique whatever
