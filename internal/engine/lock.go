@@ -2,15 +2,41 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/lockzoo/lockzoo/internal/fault"
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
+
+// TryLock makes one attempt to acquire key; see strategy.Locker.
+func (l *Locker) TryLock(ctx context.Context, key string) (strategy.Lease, error) {
+	if err := l.checkKey("trylock", key); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // an ended ctx takes no connection
+		return nil, l.opError("trylock", key, err)
+	}
+	token, err := l.token()
+	if err != nil {
+		return nil, l.opError("trylock", key, err)
+	}
+	now := time.Now()
+	lease, err := l.attempt(ctx, key, Attempt{Key: l.rkey(key), Token: token, Waiter: token, TTL: l.cfg.TTL, Arrived: now}, now)
+	if l.cfg.Observer != nil {
+		l.observeTry(ctx, key, now, lease, err)
+	}
+	if err != nil {
+		return nil, l.opError("trylock", key, err)
+	}
+	return lease, nil
+}
 
 // Lock retries TryLock under the Config's Retry policy until it holds key or
 // ctx ends; see strategy.Locker. A Redis failure is retried like a held
@@ -262,4 +288,54 @@ func (l *Locker) takeBack(a Attempt) {
 		return
 	}
 	l.line.ReleaseInBackground(Held{Key: a.Key, Value: a.Token}, a.TTL)
+}
+
+// checkKey rejects the call op that must not reach Redis: an empty key
+// (strategy.ErrInvalidConfig), or any call after Close
+// (strategy.ErrClosed).
+func (l *Locker) checkKey(op, key string) error {
+	if key == "" {
+		return l.opError(op, key, fmt.Errorf("%w: empty key", strategy.ErrInvalidConfig))
+	}
+	if l.isClosed() {
+		return l.opError(op, key, strategy.ErrClosed)
+	}
+	return nil
+}
+
+// rkey returns the Redis key of the lock the caller names key.
+func (l *Locker) rkey(key string) string {
+	if l.lockKey != nil {
+		return l.lockKey(l.cfg.Prefix, key)
+	}
+	return l.cfg.Prefix + key
+}
+
+// token returns a new name for a TryLock or Lock call, unique whatever
+// Config.Token returns: a random UUIDv4 without a Config.Token, else
+// Config.Token's value + "." + 26 random characters (crypto/rand.Text, 128
+// bits), so that two Lockers whose Token returns the same string (a host
+// name) never write the same value, and a technique that compares a lock's
+// value with a waiter's name never mistakes one caller for another.
+func (l *Locker) token() (string, error) {
+	if l.cfg.Token != nil {
+		t := l.cfg.Token()
+		if t == "" {
+			return "", fmt.Errorf("%w: Token returned an empty string", strategy.ErrInvalidConfig)
+		}
+		return t + "." + rand.Text(), nil
+	}
+	return newUUID(), nil
+}
+
+// newUUID returns a random (version 4) UUID in its string form. It fills
+// the UUID with crypto/rand.Read, whose buffer stays on the stack, where
+// uuid.NewRandom's reader puts it on the heap: one allocation, the
+// string, on every Lock and TryLock.
+func newUUID() string {
+	var u uuid.UUID
+	rand.Read(u[:])             // never fails (crypto/rand, Go 1.24+)
+	u[6] = (u[6] & 0x0f) | 0x40 // version 4
+	u[8] = (u[8] & 0x3f) | 0x80 // the RFC 4122 variant
+	return u.String()
 }
