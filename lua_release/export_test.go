@@ -2,6 +2,8 @@ package luarelease
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -30,8 +32,27 @@ func AbandonForTest(ctx context.Context, pool strategy.Pool, key, waiter, locker
 // call (Waits) with owner token token, by the waiter named waiter of the
 // Locker named locker, on the Redis key key (prefix included).
 func AcquireForTest(ctx context.Context, pool strategy.Pool, key, token, waiter, locker string, ttl time.Duration) (engine.Acquired, error) {
-	try, pass, _ := line.ParseToken(token, waiter)
+	try, pass := attemptOf(token, waiter)
 	return newTechnique(pool, FenceRetention).Acquire(ctx, engine.Attempt{Key: key, Token: token, Waiter: waiter, Try: try, Pass: pass, TTL: ttl, Waits: true, Locker: locker})
+}
+
+// attemptOf is the attempt (try) or hand-off (pass) number that
+// line.Attempt's SetTry or SetPass makes token of for the waiter named
+// waiter, or zeros when neither writes token.
+func attemptOf(token, waiter string) (try, pass uint64) {
+	suffix, _ := strings.CutPrefix(token, waiter+".")
+	n, err := strconv.ParseUint(strings.TrimPrefix(suffix, "p"), 10, 64)
+	if err != nil || n == 0 {
+		return 0, 0
+	}
+	a := line.Attempt{Waiter: waiter}
+	if a.SetTry(n); a.Token == token {
+		return n, 0
+	}
+	if a.SetPass(n); a.Token == token {
+		return 0, n
+	}
+	return 0, 0
 }
 
 // NewWithRetention is New with fencing counters kept for retention after

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/fault"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 )
 
@@ -70,7 +71,7 @@ func (t *technique) fence(ctx context.Context, a engine.Attempt, keys []any, tl 
 	}
 	if !wb.won() {
 		return 0, fmt.Errorf("%d of %d nodes raised their counter to %d, %d needed: %w",
-			wb.yes, len(behind), f, wb.quorum, joined(append([]error{errWriteBack}, wb.errs...)))
+			wb.yes, len(behind), f, wb.quorum, lockerr.Joined(append([]error{errWriteBack}, wb.errs...)))
 	}
 	return uint64(f), nil
 }

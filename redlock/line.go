@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockzoo/lockzoo/internal/engine"
 	"github.com/lockzoo/lockzoo/internal/line"
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -144,5 +145,5 @@ func (t *technique) HandOff(ctx context.Context, h engine.Held, next engine.Atte
 		return passed, nil // fewer than a quorum may still hold it
 	}
 	return passed, fmt.Errorf("release: deleted on %d of %d nodes (quorum %d), %d did not hold it: %w",
-		tl.handed, tl.n, tl.quorum, tl.notHanded, joined(tl.errs))
+		tl.handed, tl.n, tl.quorum, tl.notHanded, lockerr.Joined(tl.errs))
 }

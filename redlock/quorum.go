@@ -3,8 +3,9 @@ package redlock
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 )
 
 // vote is what one node said to one request.
@@ -148,21 +149,8 @@ func (t *tally) failure(op string, refusal, cause error) error {
 	if len(parts) == 1 {
 		return fmt.Errorf("%s: %s: %w", op, t, parts[0])
 	}
-	return fmt.Errorf("%s: %s: %w", op, t, joined(parts))
+	return fmt.Errorf("%s: %s: %w", op, t, lockerr.Joined(parts))
 }
-
-// joined is errors.Join on one line, its parts separated by "; ".
-type joined []error
-
-func (j joined) Error() string {
-	s := make([]string, len(j))
-	for i, err := range j {
-		s[i] = err.Error()
-	}
-	return strings.Join(s, "; ")
-}
-
-func (j joined) Unwrap() []error { return j }
 
 var (
 	errNoQuorum  = errors.New("no quorum")

@@ -7,6 +7,8 @@ import (
 	"net"
 
 	"github.com/gomodule/redigo/redis"
+
+	"github.com/lockzoo/lockzoo/internal/lockerr"
 )
 
 // errNotKnownHere is what askOne returns when its Sentinel does not
@@ -23,7 +25,7 @@ func (p *Pool) askSentinels(ctx context.Context) (string, error) {
 	p.mu.Lock()
 	order := append([]string(nil), p.sentinels...)
 	p.mu.Unlock()
-	var errs errList
+	var errs lockerr.Joined
 	unknown := false
 	for _, s := range order {
 		if ctx.Err() != nil {

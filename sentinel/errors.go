@@ -1,9 +1,6 @@
 package sentinel
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // Sentinel errors. Every error a Pool returns for one of these conditions
 // wraps the matching sentinel, so callers test with errors.Is; a closed
@@ -25,17 +22,3 @@ var (
 	// failover whose news has not reached the Sentinels asked.
 	ErrNotMaster = errors.New("lockzoo: not a master")
 )
-
-// errList is several errors, one per Sentinel asked, rendered on one line
-// ("a; b"); errors.Is and errors.As look into each.
-type errList []error
-
-func (l errList) Error() string {
-	parts := make([]string, len(l))
-	for i, err := range l {
-		parts[i] = err.Error()
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (l errList) Unwrap() []error { return l }

@@ -57,12 +57,3 @@ func TestReadOnlyMarksTargetSuspect(t *testing.T) {
 		})
 	}
 }
-
-func TestErrList(t *testing.T) {
-	t.Parallel()
-	a, b := errors.New("a"), context.DeadlineExceeded
-	err := errList{a, b}
-	assert.Equal(t, "a; context deadline exceeded", err.Error())
-	assert.ErrorIs(t, err, a)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
-}

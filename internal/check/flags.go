@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,10 +15,9 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-)
 
-// errUsage marks bad flags, already reported with the usage.
-var errUsage = errors.New("lockzoo: lockcompare check: bad flags")
+	"github.com/lockzoo/lockzoo/internal/cliflag"
+)
 
 // envAuth is redis-cli's environment variable for the password.
 const envAuth = "REDISCLI_AUTH"
@@ -49,13 +47,13 @@ type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error {
-	*l = append(*l, list(s)...)
+	*l = append(*l, cliflag.List(s)...)
 	return nil
 }
 
 // parseFlags reads args (those after "check"); getenv reads REDISCLI_AUTH.
-// It returns flag.ErrHelp for -h, and errUsage after printing the problem
-// and the usage to stderr.
+// It returns flag.ErrHelp for -h, and cliflag.ErrUsage after printing the
+// problem and the usage to stderr.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("lockcompare check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -80,19 +78,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			"Exit status: 0 nothing found breaks a claim, 1 something does, 2 the check could not run.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return config{}, err
-		}
-		return config{}, errUsage
+	if err := cliflag.Parse(fs, args); err != nil {
+		return config{}, err
 	}
 	bad := func(format string, a ...any) (config, error) {
-		fmt.Fprintf(stderr, "lockcompare check: "+format+"\n", a...)
-		fs.Usage()
-		return config{}, errUsage
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected arguments %q", fs.Args())
+		return config{}, cliflag.Bad(fs, format, a...)
 	}
 	cfg := config{prefix: *prefix, json: *asJSON, timeout: *timeout, replicas: *replicas}
 	if cfg.replicas < 0 {
@@ -209,15 +199,4 @@ func newTarget(addr string, useTLS bool, opts []redis.DialOption) (target, error
 	return target{name: name, dial: func(ctx context.Context) (redis.Conn, error) {
 		return redis.DialURLContext(ctx, addr, opts...)
 	}}, nil
-}
-
-// list splits a comma-separated value, dropping blanks.
-func list(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockzoo/lockzoo/internal/cliflag"
 	"github.com/lockzoo/lockzoo/internal/techniques"
 )
 
@@ -48,8 +49,8 @@ func TestParseFlags(t *testing.T) {
 			var stderr bytes.Buffer
 			cfg, err := parseFlags(tc.args, func(string) string { return "" }, &stderr)
 			if tc.wantErr != "" {
-				if !errors.Is(err, errUsage) {
-					t.Fatalf("parseFlags(%q) = %v, want errUsage", tc.args, err)
+				if !errors.Is(err, cliflag.ErrUsage) {
+					t.Fatalf("parseFlags(%q) = %v, want cliflag.ErrUsage", tc.args, err)
 				}
 				mustContain(t, "stderr", stderr.String(), tc.wantErr)
 				if strings.Contains(stderr.String(), "secret") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/cliflag"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -195,7 +196,7 @@ func crowdsFlag(s string) ([]int, error) {
 		return nil, nil
 	}
 	var out []int
-	for _, part := range list(s) {
+	for _, part := range cliflag.List(s) {
 		var n int
 		if _, err := fmt.Sscanf(part, "%d", &n); err != nil || n < 1 || fmt.Sprint(n) != part {
 			return nil, fmt.Errorf("%q is not a positive number", part)

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockzoo/lockzoo/internal/bench"
+	"github.com/lockzoo/lockzoo/internal/cliflag"
 	"github.com/lockzoo/lockzoo/strategy"
 	"github.com/lockzoo/lockzoo/strategy/strategytest"
 )
@@ -43,12 +43,9 @@ type config struct {
 // fresh nodes, and past a score of rounds the medians move no more.
 const maxRounds = 20
 
-// errUsage marks a flag error that has already been reported with usage.
-var errUsage = errors.New("lockzoo: lockcompare: bad flags")
-
 // parseFlags reads args; -techniques picks among targets. It returns
-// flag.ErrHelp for -h, and errUsage after printing the problem and the usage
-// to stderr.
+// flag.ErrHelp for -h, and cliflag.ErrUsage after printing the problem and
+// the usage to stderr.
 func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("lockcompare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,24 +69,16 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 		fmt.Fprintf(fs.Output(), "usage: lockcompare [flags]\n       lockcompare check -addrs host:port[,...] (see lockcompare check -h)\n       lockcompare report -in FILE.json -out FILE.md (see lockcompare report -h)\n\nRuns the race-condition suite and the benchmarks on every lockzoo technique.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return config{}, err
-		}
-		return config{}, errUsage
+	if err := cliflag.Parse(fs, args); err != nil {
+		return config{}, err
 	}
 	bad := func(format string, a ...any) (config, error) {
-		fmt.Fprintf(stderr, "lockcompare: "+format+"\n", a...)
-		fs.Usage()
-		return config{}, errUsage
-	}
-	if fs.NArg() > 0 {
-		return bad("unexpected arguments %q", fs.Args())
+		return config{}, cliflag.Bad(fs, format, a...)
 	}
 	cfg := config{
-		addrs:     list(*addrs),
-		sentinels: list(*sentl),
-		masters:   list(*master),
+		addrs:     cliflag.List(*addrs),
+		sentinels: cliflag.List(*sentl),
+		masters:   cliflag.List(*master),
 		jsonPath:  *jsonTo,
 		htmlPath:  *htmlTo,
 		bench:     *dur,
@@ -118,10 +107,10 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 	if cfg.crowds, err = crowdsFlag(*crowds); err != nil {
 		return bad("-contenders: %v", err)
 	}
-	if cfg.scenarios, err = pick(list(*scen), strategytest.ScenarioNames(), "scenario"); err != nil {
+	if cfg.scenarios, err = pick(cliflag.List(*scen), strategytest.ScenarioNames(), "scenario"); err != nil {
 		return bad("-scenarios: %v", err)
 	}
-	names, err := pick(list(*techs), techniqueNames(targets), "technique")
+	names, err := pick(cliflag.List(*techs), techniqueNames(targets), "technique")
 	if err != nil {
 		return bad("-techniques: %v", err)
 	}
@@ -130,7 +119,7 @@ func parseFlags(args []string, targets []strategytest.Target, stderr io.Writer) 
 			cfg.techniques = append(cfg.techniques, t)
 		}
 	}
-	if cfg.cluster = list(*seeds); len(cfg.cluster) > 0 {
+	if cfg.cluster = cliflag.List(*seeds); len(cfg.cluster) > 0 {
 		switch {
 		case len(cfg.addrs) > 0:
 			return bad("-cluster and -addrs: give one")
@@ -182,17 +171,6 @@ func pick(asked, all []string, what string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// list splits a comma-separated flag value, dropping blanks.
-func list(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }
 
 func techniqueNames(targets []strategytest.Target) []string {

@@ -54,10 +54,10 @@ func token(waiter, kind string, n uint64) string {
 	return waiter + "." + kind + strconv.FormatUint(n, 10)
 }
 
-// ParseToken reads back what SetTry or SetPass wrote: the attempt number
+// parseToken reads back what SetTry or SetPass wrote: the attempt number
 // (try) or hand-off number (pass) of the Lock call named waiter, or ok
 // false for any other token.
-func ParseToken(tok, waiter string) (try, pass uint64, ok bool) {
+func parseToken(tok, waiter string) (try, pass uint64, ok bool) {
 	rest, found := strings.CutPrefix(tok, waiter+".")
 	if !found || waiter == "" {
 		return 0, 0, false

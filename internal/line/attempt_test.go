@@ -1,14 +1,12 @@
-package line_test
+package line
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-
-	"github.com/lockzoo/lockzoo/internal/line"
 )
 
-// TestTokenRoundTrip: what SetTry and SetPass write, ParseToken reads
+// TestTokenRoundTrip: what SetTry and SetPass write, parseToken reads
 // back, and any other token is no attempt of the waiter's.
 func TestTokenRoundTrip(t *testing.T) {
 	tests := []struct {
@@ -29,14 +27,14 @@ func TestTokenRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			try, pass, ok := line.ParseToken(tt.token, tt.waiter)
-			assert.Equal(t, tt.ok, ok, "ParseToken(%q, %q) ok", tt.token, tt.waiter)
+			try, pass, ok := parseToken(tt.token, tt.waiter)
+			assert.Equal(t, tt.ok, ok, "parseToken(%q, %q) ok", tt.token, tt.waiter)
 			assert.Equal(t, tt.try, try, "try")
 			assert.Equal(t, tt.pass, pass, "pass")
 			if !ok {
 				return
 			}
-			a := line.Attempt{Waiter: tt.waiter}
+			a := Attempt{Waiter: tt.waiter}
 			if tt.pass > 0 {
 				a.SetPass(tt.pass)
 			} else {

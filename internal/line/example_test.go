@@ -15,13 +15,10 @@ func ExampleAttempt_SetTry() {
 	a.SetTry(3)
 	fmt.Println(a.Token, a.Try, a.TokenNamesWaiter())
 	a.SetPass(1) // the attempt a local Unlock makes for the waiter
-	fmt.Println(a.Token, a.Try, a.Pass)
-	try, pass, ok := line.ParseToken("w.3", "w")
-	fmt.Println(try, pass, ok)
+	fmt.Println(a.Token, a.Try, a.Pass, a.TokenNamesWaiter())
 	// Output:
 	// w.3 3 true
-	// w.p1 0 1
-	// 3 0 true
+	// w.p1 0 1 true
 }
 
 // released is a technique without a line in Redis: its release is all

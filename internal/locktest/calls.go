@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +37,7 @@ func testDeadContext(t *testing.T, f Factory, node *redistest.Node) {
 		t.Fatalf("Unlock() = %v, want nil", err)
 	}
 	keys := dbSize(t, node) // what the warm-up left (a fencing counter)
-	before := connectionsReceived(t, node)
+	before := stat(t, node, "total_connections_received")
 	wrong := 0 // calls that did not return ctx's error
 	for i := range deadCalls {
 		if _, err := l.TryLock(dead, "dead-"+strconv.Itoa(i)); !errors.Is(err, context.Canceled) {
@@ -54,7 +53,7 @@ func testDeadContext(t *testing.T, f Factory, node *redistest.Node) {
 		t.Errorf("calls with an ended context that did not return %v = %d of %d, want 0", context.Canceled, wrong, deadCalls+10)
 	}
 	// The INFO that measures opens one connection of its own.
-	opened := connectionsReceived(t, node) - before - 1
+	opened := stat(t, node, "total_connections_received") - before - 1
 	t.Logf("%d TryLock and 10 Lock calls with an ended context opened %d connections", deadCalls, opened)
 	if opened != 0 {
 		t.Errorf("connections opened by calls with an ended context = %d, want 0", opened)
@@ -64,7 +63,7 @@ func testDeadContext(t *testing.T, f Factory, node *redistest.Node) {
 	}
 
 	lease := mustLock(t, l, "held")
-	before = connectionsReceived(t, node)
+	before = stat(t, node, "total_connections_received")
 	wrong = 0
 	for range deadCalls / 10 {
 		if err := lease.Extend(dead, 0); !errors.Is(err, context.Canceled) {
@@ -77,7 +76,7 @@ func testDeadContext(t *testing.T, f Factory, node *redistest.Node) {
 	if wrong != 0 {
 		t.Errorf("Extend and Unlock calls with an ended context that did not return %v = %d of %d, want 0", context.Canceled, wrong, deadCalls/5)
 	}
-	if opened := connectionsReceived(t, node) - before - 1; opened != 0 {
+	if opened := stat(t, node, "total_connections_received") - before - 1; opened != 0 {
 		t.Errorf("connections opened by Extend and Unlock with an ended context = %d, want 0", opened)
 	}
 	if _, err := l.TryLock(context.Background(), "held"); !errors.Is(err, strategy.ErrNotAcquired) {
@@ -96,26 +95,6 @@ func dbSize(t testing.TB, node *redistest.Node) int {
 		t.Fatalf("DBSIZE = %v, want nil", err)
 	}
 	return n
-}
-
-// connectionsReceived reads INFO stats total_connections_received.
-func connectionsReceived(t testing.TB, node *redistest.Node) int64 {
-	t.Helper()
-	info, err := redis.String(node.Do("INFO", "stats"))
-	if err != nil {
-		t.Fatalf("INFO stats = %v, want nil", err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_connections_received:"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				t.Fatalf("INFO stats total_connections_received = %q: %v", v, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO stats has no total_connections_received")
-	return 0
 }
 
 // testNilConnPool: a Pool whose GetContext returns (nil, nil) makes every

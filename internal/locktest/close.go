@@ -3,11 +3,9 @@ package locktest
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"go.uber.org/goleak"
 
 	"github.com/lockzoo/lockzoo/internal/redistest"
@@ -60,7 +58,7 @@ func testClose(t *testing.T, f Factory, node *redistest.Node) {
 		t.Errorf("goroutines left right after Close: %v", err)
 	}
 
-	before := commandsProcessed(t, node)
+	before := stat(t, node, "total_commands_processed")
 	if _, err := l.TryLock(ctx, "other"); !errors.Is(err, strategy.ErrClosed) {
 		t.Errorf("TryLock() after Close = %v, want %v", err, strategy.ErrClosed)
 	}
@@ -71,7 +69,7 @@ func testClose(t *testing.T, f Factory, node *redistest.Node) {
 		t.Errorf("Extend() after Close = %v, want %v", err, strategy.ErrClosed)
 	}
 	// The INFO call that reads the counter is counted once.
-	if got := commandsProcessed(t, node) - before; got != 1 {
+	if got := stat(t, node, "total_commands_processed") - before; got != 1 {
 		t.Errorf("commands Redis processed for TryLock, Lock and Extend after Close = %d, want 0", got-1)
 	}
 	if err := c.Close(); err != nil {
@@ -91,24 +89,4 @@ func testClose(t *testing.T, f Factory, node *redistest.Node) {
 	if err := lease.Unlock(ctx); err != nil {
 		t.Errorf("Unlock() by another Locker = %v, want nil", err)
 	}
-}
-
-// commandsProcessed returns the node's total_commands_processed.
-func commandsProcessed(t *testing.T, node *redistest.Node) int64 {
-	t.Helper()
-	info, err := redis.String(node.Do("INFO", "stats"))
-	if err != nil {
-		t.Fatalf("INFO stats = %v, want a reply", err)
-	}
-	for line := range strings.Lines(info) {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
-			n, err := redis.Int64([]byte(rest), nil)
-			if err != nil {
-				t.Fatalf("INFO stats line %q: %v", line, err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("INFO stats has no total_commands_processed: %q", info)
-	return 0
 }

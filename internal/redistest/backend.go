@@ -83,6 +83,16 @@ type serverSpec struct {
 	sentinel string
 }
 
+// portLease returns the port a launch attempt listens on, and takes
+// over: spec.lease when it holds one, else a newly leased port. It fails
+// only as leasePort does.
+func (spec serverSpec) portLease() (*portLease, error) {
+	if spec.lease != nil {
+		return spec.lease, nil
+	}
+	return leasePort()
+}
+
 // redisFlags returns the redis-server flags shared by both backends for a
 // server listening on port.
 func redisFlags(port string, spec serverSpec) []string {

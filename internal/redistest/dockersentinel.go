@@ -24,11 +24,9 @@ func (b *dockerBackend) announceFlags(flags []string, hostPort string, spec serv
 func (b *dockerBackend) launchSentinel(spec serverSpec) (server, error) {
 	var err error
 	for range launchAttempts {
-		lease := spec.lease
-		if lease == nil {
-			if lease, err = leasePort(); err != nil {
-				return nil, err
-			}
+		var lease *portLease
+		if lease, err = spec.portLease(); err != nil {
+			return nil, err
 		}
 		flags := append(sentinelFlags(dockerDataDir+"/"+sentinelConfFile, redisPort), "--bind", "0.0.0.0")
 		var c *container

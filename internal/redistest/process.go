@@ -43,11 +43,9 @@ func (b *processBackend) launch(spec serverSpec) (server, error) {
 	dir := b.dir()
 	var err error
 	for range launchAttempts {
-		lease := spec.lease
-		if lease == nil {
-			if lease, err = leasePort(); err != nil {
-				return nil, err
-			}
+		var lease *portLease
+		if lease, err = spec.portLease(); err != nil {
+			return nil, err
 		}
 		p := &process{bin: b.bin, dir: dir, port: lease.port, lease: lease}
 		if spec.sentinel != "" {
@@ -205,23 +203,20 @@ func (p *process) kill() error {
 }
 
 // pause stops the process with SIGSTOP.
-func (p *process) pause() error {
-	if !p.running() {
-		return fmt.Errorf("pause redis-server on %s: not running", p.addr())
-	}
-	if err := p.signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("pause redis-server on %s: %w", p.addr(), err)
-	}
-	return nil
-}
+func (p *process) pause() error { return p.signalRunning("pause", syscall.SIGSTOP) }
 
 // resume continues the process with SIGCONT.
-func (p *process) resume() error {
+func (p *process) resume() error { return p.signalRunning("resume", syscall.SIGCONT) }
+
+// signalRunning sends sig to the running process, for the action named
+// verb: nil on success, an error naming verb and the address when the
+// process is not running or the signal fails.
+func (p *process) signalRunning(verb string, sig syscall.Signal) error {
 	if !p.running() {
-		return fmt.Errorf("resume redis-server on %s: not running", p.addr())
+		return fmt.Errorf("%s redis-server on %s: not running", verb, p.addr())
 	}
-	if err := p.signal(syscall.SIGCONT); err != nil {
-		return fmt.Errorf("resume redis-server on %s: %w", p.addr(), err)
+	if err := p.signal(sig); err != nil {
+		return fmt.Errorf("%s redis-server on %s: %w", verb, p.addr(), err)
 	}
 	return nil
 }
