@@ -97,17 +97,11 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	if err != nil {
 		return s.l.opError("extend", s.key, err)
 	}
-	if err := s.begin(ctx, "extend"); err != nil {
+	h, err := s.begin(ctx, "extend", fault.ExtendBefore)
+	if err != nil {
 		return err
 	}
 	defer s.end()
-	h, spent := s.snapshot()
-	if spent {
-		return s.notHeld("extend", "lease already released")
-	}
-	if err := fault.At(ctx, fault.ExtendBefore); err != nil {
-		return s.l.opError("extend", s.key, err)
-	}
 	start := time.Now()
 	g, err := s.l.tech.Extend(ctx, h, ttl)
 	if err != nil {
@@ -142,17 +136,11 @@ func (s *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 // the Locker's Close too: closing a Locker does not strand its locks until
 // their TTL.
 func (s *Lease) Unlock(ctx context.Context) error {
-	if err := s.begin(ctx, "unlock"); err != nil {
+	h, err := s.begin(ctx, "unlock", fault.ReleaseBefore)
+	if err != nil {
 		return err
 	}
 	defer s.end()
-	h, spent := s.snapshot()
-	if spent {
-		return s.notHeld("unlock", "lease already released")
-	}
-	if err := fault.At(ctx, fault.ReleaseBefore); err != nil {
-		return s.l.opError("unlock", s.key, err)
-	}
 	passed, err := s.l.line.Release(ctx, h) // may hand the lock to a waiter
 	if passed {
 		s.spendUnless(nil) // the lock is the waiter's now, whatever the release reported
@@ -180,31 +168,33 @@ func (s *Lease) spendUnless(err error) {
 	s.mu.Unlock()
 }
 
-// snapshot returns what Release and Extend need, and whether the lease is
-// spent.
-func (s *Lease) snapshot() (Held, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Held{Key: s.rkey, Value: s.value, Fence: s.fence, Keys: s.keys}, s.spent
-}
-
-func (s *Lease) notHeld(op, why string) error {
-	return s.l.opError(op, s.key, fmt.Errorf("%w: %s", strategy.ErrNotHeld, why))
-}
-
-// begin waits for any Extend or Unlock in progress to finish, or for ctx.
-// A ctx that has already ended returns its error at once, even when the
-// lease is free: the call must not start.
-func (s *Lease) begin(ctx context.Context, op string) error {
+// begin starts op (Extend or Unlock) on the lease, once any Extend or
+// Unlock in progress finished, and returns what the lock holds; the
+// caller then calls end. It fails, and the caller must not call end,
+// when ctx has already ended (even when the lease is free: the call must
+// not start) or ends first, when the lease is spent (strategy.ErrNotHeld),
+// or when the fault point point fails.
+func (s *Lease) begin(ctx context.Context, op, point string) (Held, error) {
 	if err := ctx.Err(); err != nil {
-		return s.l.opError(op, s.key, err)
+		return Held{}, s.l.opError(op, s.key, err)
 	}
 	select {
 	case s.op <- struct{}{}:
-		return nil
 	case <-ctx.Done():
-		return s.l.opError(op, s.key, fmt.Errorf("lease busy: %w", ctx.Err()))
+		return Held{}, s.l.opError(op, s.key, fmt.Errorf("lease busy: %w", ctx.Err()))
 	}
+	s.mu.Lock()
+	h, spent := Held{Key: s.rkey, Value: s.value, Fence: s.fence, Keys: s.keys}, s.spent
+	s.mu.Unlock()
+	var err error
+	if spent {
+		err = fmt.Errorf("%w: lease already released", strategy.ErrNotHeld)
+	} else if err = fault.At(ctx, point); err == nil {
+		return h, nil
+	}
+	s.end()
+	return Held{}, s.l.opError(op, s.key, err)
 }
 
+// end ends the op begin started.
 func (s *Lease) end() { <-s.op }

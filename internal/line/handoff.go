@@ -109,15 +109,11 @@ func (l *Line) handOver(ctx context.Context, w *Waiter, next Attempt, h Handed) 
 	}
 }
 
-// handedToGone deals with the lock h of the Redis key rkey that a local
-// Unlock took for w after w left the key's line. A lock in w's name (a
-// technique that hands locks to waiters by name answers w's own attempts
-// with it too) may be the one w took by such an attempt and holds: it is
-// left alone. Any other (a hand-off token of its own, or a lock in the
-// name of a waiter that gave up) is nobody's: it is released, which
-// passes it on to the next waiter in line, on a fresh context bounded by
-// cleanupTimeout, and again in the background while that does not reach
-// Redis (releaseOrRetry).
+// handedToGone deals with the lock h of rkey that a local Unlock took for
+// w after w left the key's line. A lock in w's name may be the one w took
+// by an attempt of its own and holds: it is left alone. Any other is
+// nobody's: it is released, which passes it on to the next waiter in
+// line (releaseOrRetry: again in the background while that fails).
 func (l *Line) handedToGone(ctx context.Context, rkey string, w *Waiter, h handoff) {
 	if won := l.q.took(rkey, w); won != "" && won == h.value {
 		return
@@ -139,7 +135,7 @@ func (q *lines) took(key string, w *Waiter) string {
 // with fencing token fence. It reports false when no waiter by that name
 // is in the line.
 func (q *lines) handOffByName(key, target string, fence uint64) bool {
-	found, _ := q.handOffIf(key, func(w *Waiter) bool { return w.next.Waiter == target }, handoff{value: target, fence: fence})
+	found, _ := q.handOffIf(key, named(target), handoff{value: target, fence: fence})
 	return found
 }
 
@@ -174,19 +170,7 @@ func (l *Line) OnNotice(node int, channel, body string) {
 // tryByName tells the waiter named target in key's line to attempt now,
 // and reports false when no waiter by that name is in the line.
 func (q *lines) tryByName(key, target string) bool {
-	sh := q.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	ln := sh.byKey[key]
-	if ln == nil {
-		return false
-	}
-	i := slices.IndexFunc(ln.waiters, func(w *Waiter) bool { return w.next.Waiter == target })
-	if i < 0 {
-		return false
-	}
-	ln.waiters[i].tryNow()
-	return true
+	return q.find(key, named(target), (*Waiter).tryNow)
 }
 
 // onNotice routes the release notice n for key to the key's line: a
@@ -228,19 +212,32 @@ func (q *lines) handOff(key string, w *Waiter, h handoff) bool {
 // true for, if there is one (found) and it has no hand-off pending
 // (sent).
 func (q *lines) handOffIf(key string, is func(*Waiter) bool, h handoff) (found, sent bool) {
+	found = q.find(key, is, func(w *Waiter) {
+		sent = w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+	})
+	return found, sent
+}
+
+// find calls fn, under the shard's lock, on the first waiter in key's
+// line that is reports true for, and reports whether there was one.
+func (q *lines) find(key string, is func(*Waiter) bool, fn func(*Waiter)) bool {
 	sh := q.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	ln := sh.byKey[key]
 	if ln == nil {
-		return false, false
+		return false
 	}
 	i := slices.IndexFunc(ln.waiters, is)
-	if i < 0 {
-		return false, false
+	if i >= 0 {
+		fn(ln.waiters[i])
 	}
-	w := ln.waiters[i]
-	return true, w.send(event{handedOff: true, off: h, tries: w.tries.Load()})
+	return i >= 0
+}
+
+// named returns a test of whether a waiter is the one named target.
+func named(target string) func(*Waiter) bool {
+	return func(w *Waiter) bool { return w.next.Waiter == target }
 }
 
 // event is what a waiter hears from its line: "try now", or a hand-off.
@@ -323,20 +320,16 @@ func (p *Place) Heard(w *Waiter, e event) (h Handed, taken, try bool) {
 	return Handed{}, false, !e.stale(w)
 }
 
-// take takes the lock handed off to w by h, for its Lock call whose place is p, with the validity's start.
-// A hand-off by a release in Redis (the lock holds the waiter's name)
-// came after an attempt put the waiter in the line, so its validity is
-// counted from the send time of the earliest attempt that may have done
-// so (inLineSince: refused, or its outcome unknown), and never from
-// before the Lock call began; or, when the hand-off's fencing token is
-// above the counter the last refusal found (Outcome.Counter), from that
-// refusal's attempt, which the hand-off came after: a waiter that waited
-// longer than its TTL does not get a lease that expired before it was
-// handed over. "Refused at" alone is not a bound: a notice delayed past
-// the handed lock's expiry would reach a waiter whose later attempt was
-// refused (Heard drops a hand-off that an attempt begun after it arrived
-// found gone). A lock handed off by a local Unlock, or by a quorum of
-// nodes, comes with its own start and validity.
+// take takes the lock h handed off to w, for its Lock call whose place
+// is p. A hand-off by a release in Redis (the lock holds the waiter's
+// name) came after an attempt put the waiter in the line: its validity
+// counts from the send time of the earliest attempt that may have done so
+// (inLineSince), never from before the call began, or, when its fencing
+// token is above the counter the last refusal found, from that refusal's
+// attempt, so a waiter that waited longer than its TTL gets no lease that
+// expired before it was handed over ("refused at" alone is no bound: a
+// notice delayed past the lock's expiry may follow a later refusal, and
+// Heard drops it). A local Unlock's or a quorum's comes with its own start.
 func (p *Place) take(w *Waiter, h handoff) Handed {
 	p.queued, p.mayBeQueued = false, false // the hand-off took the waiter out of the line
 	p.handOff, p.handOffLocal = true, h.local

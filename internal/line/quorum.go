@@ -49,7 +49,7 @@ type QuorumHandOff struct {
 // on.
 func (l *Line) HandOffQuorum(rkey string, h QuorumHandOff) bool {
 	off := handoff{value: h.Waiter, fence: h.Fence, start: h.Start, valid: h.Validity, try: h.Try}
-	_, sent := l.q.handOffIf(rkey, func(w *Waiter) bool { return w.next.Waiter == h.Waiter }, off)
+	_, sent := l.q.handOffIf(rkey, named(h.Waiter), off)
 	return sent
 }
 
