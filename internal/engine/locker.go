@@ -8,6 +8,7 @@ import (
 	"github.com/lockzoo/lockzoo/internal/line"
 	"github.com/lockzoo/lockzoo/internal/lockerr"
 	"github.com/lockzoo/lockzoo/internal/protocol"
+	"github.com/lockzoo/lockzoo/internal/redisconn"
 	"github.com/lockzoo/lockzoo/strategy"
 )
 
@@ -209,4 +210,13 @@ func (l *Locker) ttlOrDefault(ttl time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%w: extend ttl %v is below the minimum %v", strategy.ErrInvalidConfig, ttl, strategy.MinTTL)
 	}
 	return ttl, nil
+}
+
+// CheckPool returns an error wrapping strategy.ErrInvalidConfig when pool is
+// nil. name is the field or argument to name in the message.
+func CheckPool(pool strategy.Pool, name string) error {
+	if redisconn.IsNil(pool) {
+		return fmt.Errorf("%w: %s is nil", strategy.ErrInvalidConfig, name)
+	}
+	return nil
 }
