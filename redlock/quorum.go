@@ -147,9 +147,9 @@ func (t *tally) failure(op string, refusal, cause error) error {
 		parts = append(parts, errNoQuorum) // cannot happen: a lost round has refusals or failures
 	}
 	if len(parts) == 1 {
-		return fmt.Errorf("%s: %s: %w", op, t, parts[0])
+		return fmt.Errorf("%s: %s: %w", op, t.String(), parts[0])
 	}
-	return fmt.Errorf("%s: %s: %w", op, t, lockerr.Joined(parts))
+	return fmt.Errorf("%s: %s: %w", op, t.String(), lockerr.Joined(parts))
 }
 
 var (
