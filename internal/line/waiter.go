@@ -53,9 +53,13 @@ type Outcome struct {
 }
 
 // Join puts a Lock call in the local line of a.Key; a is its attempt
-// without a token (Try numbers each). It is the head, told to try at
-// once, when nobody else waits. The caller must Leave.
-func (l *Line) Join(a Attempt) *Waiter { return l.q.join(a.Key, a.Waiter, a) }
+// without a token (Try numbers each), whose Locker is set to the line's
+// ID. It is the head, told to try at once, when nobody else waits. The
+// caller must Leave.
+func (l *Line) Join(a Attempt) *Waiter {
+	a.Locker = l.id
+	return l.q.join(a.Key, a.Waiter, a)
+}
 
 // Events is where w hears from its line: read each with Heard.
 func (w *Waiter) Events() <-chan event { return w.events }
