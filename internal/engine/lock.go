@@ -312,9 +312,11 @@ func (l *Locker) rkey(key string) string {
 }
 
 // token returns a new name for a TryLock or Lock call, unique whatever
-// Config.Token returns: a random UUIDv4, or Config.Token's value + "." +
-// 26 random characters (crypto/rand.Text), so that two Lockers whose
-// Token returns the same string never write the same value.
+// Config.Token returns: a random UUIDv4 without a Config.Token, else
+// Config.Token's value + "." + 26 random characters (crypto/rand.Text, 128
+// bits), so that two Lockers whose Token returns the same string (a host
+// name) never write the same value, and a technique that compares a lock's
+// value with a waiter's name never mistakes one caller for another.
 func (l *Locker) token() (string, error) {
 	if l.cfg.Token != nil {
 		t := l.cfg.Token()
@@ -336,14 +338,4 @@ func newUUID() string {
 	u[6] = (u[6] & 0x0f) | 0x40 // version 4
 	u[8] = (u[8] & 0x3f) | 0x80 // the RFC 4122 variant
 	return u.String()
-}
-
-// replicaWait is what each of Lock's attempts may spend waiting for the
-// replicas, on top of AttemptTimeout: Config.ReplicaTimeout when waits are
-// asked for, else 0.
-func (l *Locker) replicaWait() time.Duration {
-	if !l.replicated() {
-		return 0
-	}
-	return l.cfg.ReplicaTimeout
 }

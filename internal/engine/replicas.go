@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/lockzoo/lockzoo/strategy"
 )
@@ -47,4 +48,14 @@ func (l *Locker) checkReplicas() error {
 // (WithReplicas) to wait for the replicas.
 func (l *Locker) replicated() bool {
 	return l.honoursReplicas && (l.cfg.Replicas > 0 || l.cfg.WaitAOF)
+}
+
+// replicaWait is what each of Lock's attempts may spend waiting for the
+// replicas, on top of AttemptTimeout: Config.ReplicaTimeout when waits are
+// asked for, else 0.
+func (l *Locker) replicaWait() time.Duration {
+	if !l.replicated() {
+		return 0
+	}
+	return l.cfg.ReplicaTimeout
 }
