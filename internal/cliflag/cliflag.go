@@ -37,7 +37,7 @@ func Parse(fs *flag.FlagSet, args []string) error {
 // problem (format and a, as fmt.Sprintf reads them) and fs's usage to
 // fs's output, and returns ErrUsage.
 func Bad(fs *flag.FlagSet, format string, a ...any) error {
-	fmt.Fprintf(fs.Output(), fs.Name()+": "+format+"\n", a...)
+	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), fmt.Sprintf(format, a...))
 	fs.Usage()
 	return ErrUsage
 }
