@@ -64,6 +64,9 @@ type failoverRun struct {
 	completed map[string]int // sections whose counter write succeeded, per key
 
 	failed, notReplicated, longs atomic.Int64
+	// probeErr is the error of the probe's latest Lock that failed, for
+	// the message of a scenario whose locking did not resume.
+	probeErr atomic.Pointer[error]
 }
 
 // heldKey is one critical section on key, cut at its lease's Deadline.
@@ -171,8 +174,8 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	select {
 	case resumedAt = <-resumed:
 	case <-time.After(time.Until(killed.Add(fo.ResumeBound()))):
-		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the primary's death (promotion after %v)",
-			fo.ResumeBound().Round(time.Millisecond), fo.Promoted.Round(time.Millisecond)))
+		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the primary's death (promotion after %v; the probe's last Lock: %v)",
+			fo.ResumeBound().Round(time.Millisecond), fo.Promoted.Round(time.Millisecond), f.lastProbeErr()))
 		return
 	case <-ctx.Done():
 		fail(r, "resume", ctx.Err())
@@ -297,7 +300,8 @@ const counterBound = 5 * time.Second
 func (f *failoverRun) over() { f.overOnce.Do(func() { close(f.failedOver) }) }
 
 // probe locks and unlocks a key no worker uses until it succeeds once, and
-// sends when it did; it starts when the primary dies.
+// sends when it did; it starts when the primary dies. Each failed Lock's
+// error is kept for the failure message (lastProbeErr).
 func (f *failoverRun) probe(ctx context.Context, l strategy.Locker, resumed chan<- time.Time) {
 	named := as(ctx, "probe")
 	for ctx.Err() == nil {
@@ -309,6 +313,16 @@ func (f *failoverRun) probe(ctx context.Context, l strategy.Locker, resumed chan
 			_ = unlock(context.WithoutCancel(named), lease)
 			return
 		}
+		f.probeErr.Store(&err)
 		sleepCtx(ctx, failoverPause)
 	}
+}
+
+// lastProbeErr returns the error of the probe's latest failed Lock, or nil
+// when none failed yet.
+func (f *failoverRun) lastProbeErr() error {
+	if err := f.probeErr.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
