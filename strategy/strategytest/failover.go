@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,8 +175,8 @@ func sentinelFailover(ctx context.Context, e *env, r *Result) {
 	select {
 	case resumedAt = <-resumed:
 	case <-time.After(time.Until(killed.Add(fo.ResumeBound()))):
-		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the primary's death (promotion after %v; the probe's last Lock: %v)",
-			fo.ResumeBound().Round(time.Millisecond), fo.Promoted.Round(time.Millisecond), f.lastProbeErr()))
+		fail(r, "resume", fmt.Errorf("no Lock of a free key succeeded within %v of the primary's death (promotion after %v; the probe's last Lock: %v; on %s: %s)",
+			fo.ResumeBound().Round(time.Millisecond), fo.Promoted.Round(time.Millisecond), f.lastProbeErr(), promoted.Addr(), probeKeys(promoted)))
 		return
 	case <-ctx.Done():
 		fail(r, "resume", ctx.Err())
@@ -299,6 +300,9 @@ const counterBound = 5 * time.Second
 // over marks the failover done: the long sections end.
 func (f *failoverRun) over() { f.overOnce.Do(func() { close(f.failedOver) }) }
 
+// probeKey is the key the probe locks, which no worker uses.
+const probeKey = "resume"
+
 // probe locks and unlocks a key no worker uses until it succeeds once, and
 // sends when it did; it starts when the primary dies. Each failed Lock's
 // error is kept for the failure message (lastProbeErr).
@@ -306,7 +310,7 @@ func (f *failoverRun) probe(ctx context.Context, l strategy.Locker, resumed chan
 	named := as(ctx, "probe")
 	for ctx.Err() == nil {
 		lctx, cancel := context.WithTimeout(named, time.Second)
-		lease, err := l.Lock(lctx, "resume")
+		lease, err := l.Lock(lctx, probeKey)
 		cancel()
 		if err == nil {
 			resumed <- time.Now()
@@ -325,4 +329,29 @@ func (f *failoverRun) lastProbeErr() error {
 		return *err
 	}
 	return nil
+}
+
+// probeKeys describes what the node holds of the probe's key (its lock,
+// fencing counter and line), for the message of a scenario whose locking
+// did not resume.
+func probeKeys(n *redistest.Node) string {
+	keys, err := redis.Strings(n.Do("KEYS", "*"+probeKey+"*"))
+	if err != nil {
+		return fmt.Sprintf("KEYS: %v", err)
+	}
+	var parts []string
+	for _, k := range keys {
+		ttl, _ := redis.Int64(n.Do("PTTL", k))
+		var v any
+		if typ, _ := redis.String(n.Do("TYPE", k)); typ == "zset" {
+			v, _ = redis.Strings(n.Do("ZRANGE", k, 0, -1, "WITHSCORES"))
+		} else {
+			v, _ = redis.String(n.Do("GET", k))
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v (pttl %d ms)", k, v, ttl))
+	}
+	if len(parts) == 0 {
+		return "no key of the probe's"
+	}
+	return strings.Join(parts, ", ")
 }
